@@ -1,0 +1,101 @@
+# vramtrace: the preload library, the command, the fake CUDA rig and the tests.
+CUDA_HOME ?= /usr/local/cuda
+CC ?= cc
+BUILD := build
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer -Iinclude -Ilib -Itools -I$(CUDA_HOME)/include
+LIBUNWIND_SO := $(shell $(CC) -print-file-name=libunwind.so.8)
+LIBLZMA_SO := $(shell $(CC) -print-file-name=liblzma.so.5)
+
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TOOL_SRC := $(wildcard tools/*.c)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
+TEST_SRC := $(wildcard tests/t_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
+            $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so
+FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
+        $(BUILD)/fake/libcudart_static.a
+
+.PHONY: all deps check-deps test demo bench clean
+all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
+
+# Debian packages this build needs: header -> package.
+DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev
+define missing_pkgs
+$(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
+endef
+
+deps:
+	@pkgs="$(strip $(missing_pkgs))"; \
+	if [ -n "$$pkgs" ]; then \
+	  echo "installing: $$pkgs"; \
+	  if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+	    echo "error: missing Debian packages: $$pkgs (install them as root: apt-get install $$pkgs)" >&2; exit 1; fi; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs) >/dev/null || \
+	    { echo "error: apt-get could not install: $$pkgs" >&2; exit 1; }; \
+	fi
+
+check-deps: deps
+	@test -f $(CUDA_HOME)/include/cuda.h || { echo "error: no $(CUDA_HOME)/include/cuda.h: install the CUDA toolkit headers or set CUDA_HOME" >&2; exit 1; }
+	@command -v prove >/dev/null || { echo "error: prove (Debian package perl) is missing" >&2; exit 1; }
+
+$(BUILD)/%.o: %.c $(wildcard lib/*.h include/*.h tools/*.h tests/*.h) | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+# The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
+# be copied to a GPU machine that has no libunwind.
+$(BUILD)/libvramtrace.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -lunwind -ldl -lpthread
+	cp -L $(LIBUNWIND_SO) $(BUILD)/libunwind.so.8
+	cp -L $(LIBLZMA_SO) $(BUILD)/liblzma.so.5
+
+$(BUILD)/vramtrace: $(TOOL_OBJ) $(BUILD)/lib/vt_signame.o
+	$(CC) -o $@ $^
+
+# Fake CUDA rig.
+$(BUILD)/fake/libcuda.so.1: $(BUILD)/tests/fake/fake_cuda.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -lpthread
+$(BUILD)/fake/libcudart.so.13: $(BUILD)/tests/fake/fake_cudart.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ -Wl,-soname,libcudart.so.13 -Wl,-Bsymbolic-functions -ldl -lpthread
+$(BUILD)/fake/libcudart.so: $(BUILD)/fake/libcudart.so.13
+	ln -sf libcudart.so.13 $@
+$(BUILD)/fake/libcudart_static.a: $(BUILD)/tests/fake/fake_cudart.o
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# Test programs: exported symbols (-rdynamic) so stacks name their functions.
+PROG_FLAGS := -rdynamic -Wl,-rpath,'$$ORIGIN/../fake'
+$(BUILD)/tests/prog_driver: $(BUILD)/tests/progs/prog_driver.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcuda.so.1
+	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1 -ldl -lpthread
+$(BUILD)/tests/prog_rt_shared: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart.so
+	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -lcudart -ldl -lpthread
+$(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart_static.a
+	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) $(BUILD)/fake/libcudart_static.a -ldl -lpthread
+$(BUILD)/tests/libnext_a.so: $(BUILD)/tests/progs/next_a.o $(BUILD)/tests/libnext_b.so
+	$(CC) -shared -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -l:libnext_b.so -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
+$(BUILD)/tests/libnext_b.so: $(BUILD)/tests/progs/next_b.o
+	$(CC) -shared -o $@ $^
+
+$(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
+	$(CC) -o $@ $^ -lpthread
+
+test: all $(PROG_BIN) $(TEST_BIN)
+	prove -e '' $(TEST_BIN)
+
+demo: all
+	sh examples/demo.sh
+
+bench: all
+	sh bench/run.sh
+
+clean:
+	rm -rf $(BUILD)
+.SECONDARY:

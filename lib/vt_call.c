@@ -1,0 +1,140 @@
+/* Shared wrapper logic. The thread-local state links a runtime call to the driver calls it makes,
+ * which is how one cudaMalloc is recorded once, as api=cudaMalloc, with the user's stack. */
+#include <errno.h>
+
+#include "vt_call.h"
+#include "vt_dumper.h"
+#include "vt_real.h"
+#include "vt_stack.h"
+
+struct vt_tls {
+    int outer_api;   /* 0 when no runtime call is in progress on this thread */
+    uint32_t outer_stack;
+    int outer_seen;
+};
+
+static __thread struct vt_tls vt_tls __attribute__((tls_model("initial-exec")));
+
+static void vt_begin_common(struct vt_call *c, enum vt_fn api)
+{
+    c->saved_errno = errno;
+    c->api = api;
+    c->stack = 0;
+    c->outer = 0;
+    if (vt_tls.outer_api) {
+        c->api = (enum vt_fn)vt_tls.outer_api;
+        c->stack = vt_tls.outer_stack;
+        vt_tls.outer_seen = 1;
+    }
+}
+
+void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
+{
+    vt_begin_common(c, api);
+    if (!vt_tls.outer_api)
+        c->stack = vt_stack_capture();
+    errno = c->saved_errno;
+}
+
+void vt_call_plain_begin(struct vt_call *c, enum vt_fn api)
+{
+    vt_begin_common(c, api);
+    errno = c->saved_errno;
+}
+
+void vt_call_end(struct vt_call *c)
+{
+    errno = c->saved_errno;
+}
+
+void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
+{
+    c->saved_errno = errno;
+    c->api = api;
+    c->outer = 1;
+    c->prev_outer_api = vt_tls.outer_api;
+    c->prev_outer_stack = vt_tls.outer_stack;
+    c->prev_seen = vt_tls.outer_seen;
+    if (vt_tls.outer_api) {
+        /* A runtime call made inside another keeps the outer label and stack. */
+        c->api = (enum vt_fn)vt_tls.outer_api;
+        c->stack = vt_tls.outer_stack;
+    } else {
+        c->stack = allocating ? vt_stack_capture() : 0;
+    }
+    vt_tls.outer_api = (int)c->api;
+    vt_tls.outer_stack = c->stack;
+    vt_tls.outer_seen = 0;
+    errno = c->saved_errno;
+}
+
+int vt_call_nested_seen(const struct vt_call *c)
+{
+    (void)c;
+    return vt_tls.outer_seen;
+}
+
+void vt_call_runtime_end(struct vt_call *c)
+{
+    int seen = vt_tls.outer_seen;
+    vt_tls.outer_api = c->prev_outer_api;
+    vt_tls.outer_stack = c->prev_outer_stack;
+    vt_tls.outer_seen = c->prev_seen || (c->prev_outer_api && seen);
+    errno = c->saved_errno;
+}
+
+void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
+{
+    if (a->device == VT_DEVICE_FROM_PTR)
+        a->device = ok ? vt_call_device_of(a->addr) : -1;
+    if (ok) {
+        a->api = (uint16_t)c->api;
+        a->stack = c->stack;
+        vt_table_add(a);
+    } else {
+        vt_count_failure(c->api);
+        if (oom) {
+            vt_record_oom(c->api, a->size, a->device, c->stack, result);
+            vt_dumper_request_oom();
+        }
+    }
+}
+
+int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken)
+{
+    int saved = errno;
+    int ours = addr ? vt_table_remove(addr, space, taken) : 0;
+    errno = saved;
+    return ours;
+}
+
+void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, const struct vt_alloc *taken)
+{
+    if (!ok)
+        vt_count_failure(c->api);
+    else
+        vt_count_call(c->api);
+    if (was_ours) {
+        if (!ok)
+            vt_table_restore(taken);
+    } else if (addr) {
+        vt_count_unknown_free();
+    }
+}
+
+void vt_call_counted(struct vt_call *c, int ok)
+{
+    if (ok)
+        vt_count_call(c->api);
+    else
+        vt_count_failure(c->api);
+}
+
+int vt_call_device_of(uint64_t ptr)
+{
+    int dev = -1;
+    __typeof__(cuPointerGetAttribute) *get = VT_REAL(cuPointerGetAttribute);
+    if (!get || get(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        dev = -1;
+    return dev;
+}

@@ -1,0 +1,24 @@
+/* Configuration, read once from VRAMTRACE_* environment variables and validated. */
+#ifndef VT_CONFIG_H
+#define VT_CONFIG_H
+
+#include <limits.h>
+
+#define VT_DEPTH_DEFAULT 32
+#define VT_DEPTH_MAX 128
+
+struct vt_config {
+    char dir[PATH_MAX]; /* empty: working directory, else /tmp */
+    int signal;         /* 0: no dump signal */
+    int at_exit;
+    int on_oom;
+    double interval;    /* seconds; 0: off */
+    int depth;          /* frames kept per stack; 0: stacks off */
+};
+
+extern struct vt_config vt_cfg;
+
+/* Reads the environment into vt_cfg; a bad value is reported and replaced by the default. */
+void vt_config_load(void);
+
+#endif

@@ -1,0 +1,36 @@
+/* Per-device and per-pool figures asked of the driver at dump time, from the dumper's thread. */
+#ifndef VT_DEVICES_H
+#define VT_DEVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt_table.h"
+
+#define VT_UNKNOWN UINT64_MAX
+
+struct vt_devinfo {
+    int ordinal;
+    uint64_t total, free; /* VT_UNKNOWN when the driver could not say */
+};
+
+struct vt_poolinfo {
+    uint64_t handle;
+    int device;
+    int is_default;
+    uint64_t reserved, used, reserved_high, used_high; /* VT_UNKNOWN when not read */
+    uint64_t threshold; /* may be UINT64_MAX (never release): see threshold_known */
+    int threshold_known;
+};
+
+/* Devices 0..n-1 where n is the driver's count (or one past the highest device seen). */
+int vt_devices_query(struct vt_devinfo *out, int max, int max_seen);
+
+/* The default pool of each device, then the explicit pools, with their attributes. */
+size_t vt_pools_query(const struct vt_devinfo *devs, int ndev, const struct vt_pool *pools, size_t npools,
+                      struct vt_poolinfo *out, size_t max);
+
+/* Fills in the device of entries whose device was not known when they were made. */
+void vt_devices_resolve(struct vt_alloc *allocs, size_t n);
+
+#endif

@@ -1,0 +1,137 @@
+/* Driver hooks for stream-ordered allocation: cuMemAllocAsync / FromPoolAsync / FreeAsync in their
+ * legacy and per-thread-stream variants, and the pool lifecycle. No extra driver call is made here:
+ * these run inside stream capture, so the device of a default-pool allocation is asked at dump time. */
+#include "vt_call.h"
+#include "vt_real.h"
+
+typedef CUresult (*vt_alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
+typedef CUresult (*vt_alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+typedef CUresult (*vt_free_async_fn)(CUdeviceptr, CUstream);
+
+static CUresult vt_async_done(struct vt_call *c, CUresult r, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+                              CUstream stream)
+{
+    vt_call_after(c);
+    struct vt_alloc a = {.addr = r == CUDA_SUCCESS ? *dptr : 0, .size = size, .kind = VT_KIND_ASYNC,
+                         .stream = (uint64_t)(uintptr_t)stream, .pool = (uint64_t)(uintptr_t)pool,
+                         .device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1};
+    vt_call_record_alloc(c, r == CUDA_SUCCESS, r == CUDA_ERROR_OUT_OF_MEMORY, (int)r, &a);
+    vt_call_end(c);
+    return r;
+}
+
+static CUresult vt_alloc_async(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUstream stream)
+{
+    vt_alloc_async_fn real = (vt_alloc_async_fn)vt_real(fn);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct vt_call c;
+    vt_call_alloc_begin(&c, fn);
+    CUresult r = real(dptr, size, stream);
+    return vt_async_done(&c, r, dptr, size, NULL, stream);
+}
+
+static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+{
+    vt_alloc_pool_fn real = (vt_alloc_pool_fn)vt_real(fn);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct vt_call c;
+    vt_call_alloc_begin(&c, fn);
+    CUresult r = real(dptr, size, pool, stream);
+    return vt_async_done(&c, r, dptr, size, pool, stream);
+}
+
+static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
+{
+    vt_free_async_fn real = (vt_free_async_fn)vt_real(fn);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct vt_call c;
+    vt_call_plain_begin(&c, fn);
+    struct vt_alloc taken;
+    int ours = vt_call_free_take(dptr, VT_KIND_ASYNC, &taken);
+    CUresult r = real(dptr, stream);
+    vt_call_after(&c);
+    vt_call_free_done(&c, r == CUDA_SUCCESS, dptr, ours, &taken);
+    vt_call_end(&c);
+    return r;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
+{
+    return vt_alloc_async(VT_FN_cuMemAllocAsync, dptr, size, stream);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream stream)
+{
+    return vt_alloc_async(VT_FN_cuMemAllocAsync_ptsz, dptr, size, stream);
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+{
+    return vt_alloc_pool(VT_FN_cuMemAllocFromPoolAsync, dptr, size, pool, stream);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+{
+    return vt_alloc_pool(VT_FN_cuMemAllocFromPoolAsync_ptsz, dptr, size, pool, stream);
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+    return vt_free_async(VT_FN_cuMemFreeAsync, dptr, stream);
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+    return vt_free_async(VT_FN_cuMemFreeAsync_ptsz, dptr, stream);
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    __typeof__(cuMemPoolCreate) *real = VT_REAL(cuMemPoolCreate);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct vt_call c;
+    vt_call_plain_begin(&c, VT_FN_cuMemPoolCreate);
+    CUresult r = real(pool, props);
+    vt_call_after(&c);
+    if (r == CUDA_SUCCESS) {
+        int dev = props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props->location.id : -1;
+        vt_pool_add((uint64_t)(uintptr_t)*pool, dev);
+    }
+    vt_call_counted(&c, r == CUDA_SUCCESS);
+    vt_call_end(&c);
+    return r;
+}
+
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    __typeof__(cuMemPoolDestroy) *real = VT_REAL(cuMemPoolDestroy);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct vt_call c;
+    vt_call_plain_begin(&c, VT_FN_cuMemPoolDestroy);
+    CUresult r = real(pool);
+    vt_call_after(&c);
+    if (r == CUDA_SUCCESS)
+        vt_pool_remove((uint64_t)(uintptr_t)pool);
+    vt_call_counted(&c, r == CUDA_SUCCESS);
+    vt_call_end(&c);
+    return r;
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    __typeof__(cuMemPoolTrimTo) *real = VT_REAL(cuMemPoolTrimTo);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    struct vt_call c;
+    vt_call_plain_begin(&c, VT_FN_cuMemPoolTrimTo);
+    CUresult r = real(pool, keep);
+    vt_call_after(&c);
+    vt_call_counted(&c, r == CUDA_SUCCESS);
+    vt_call_end(&c);
+    return r;
+}

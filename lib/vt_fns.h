@@ -1,0 +1,60 @@
+/* The one list of CUDA entry points vramtrace knows: the driver variants it wraps, the runtime
+ * calls it labels, and the driver calls the dumper makes. Everything else (enums, name tables,
+ * real-pointer slots, the pointer router) is generated from these lists. */
+#ifndef VT_FNS_H
+#define VT_FNS_H
+
+#include <cuda.h>
+
+/* Exact exported variants that the driver-level hooks replace. */
+#define VT_DRIVER_WRAPPED(X) \
+    X(cuMemAlloc_v2) X(cuMemAllocPitch_v2) X(cuMemAllocManaged) X(cuMemFree_v2) \
+    X(cuMemAllocHost_v2) X(cuMemHostAlloc) X(cuMemFreeHost) \
+    X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) \
+    X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) \
+    X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) \
+    X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolTrimTo) \
+    X(cuMemCreate) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
+    X(cuMemMap) X(cuMemUnmap) X(cuMemAddressReserve) X(cuMemAddressFree) \
+    X(cuGetProcAddress) X(cuGetProcAddress_v2)
+
+/* Driver calls made by vramtrace itself (never wrapped). */
+#define VT_DRIVER_HELPERS(X) \
+    X(cuDeviceGetCount) X(cuDeviceTotalMem_v2) X(cuDevicePrimaryCtxGetState) \
+    X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2) \
+    X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2) \
+    X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool)
+
+/* Runtime calls that label the driver allocation they cause. */
+#define VT_RUNTIME_WRAPPED(X) \
+    X(cudaMalloc) X(cudaMallocPitch) X(cudaMallocManaged) X(cudaFree) \
+    X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost) \
+    X(cudaMallocAsync) X(cudaMallocAsync_ptsz) \
+    X(cudaMallocFromPoolAsync) X(cudaMallocFromPoolAsync_ptsz) \
+    X(cudaFreeAsync) X(cudaFreeAsync_ptsz)
+
+#define VT_ENUM_ITEM(n) VT_FN_##n,
+enum vt_fn {
+    VT_DRIVER_WRAPPED(VT_ENUM_ITEM)
+    VT_FN_DRIVER_WRAPPED_END,
+    VT_FN_HELPERS_BEGIN = VT_FN_DRIVER_WRAPPED_END - 1,
+    VT_DRIVER_HELPERS(VT_ENUM_ITEM)
+    VT_FN_DRIVER_END,
+    VT_FN_RUNTIME_BEGIN = VT_FN_DRIVER_END - 1,
+    VT_RUNTIME_WRAPPED(VT_ENUM_ITEM)
+    VT_FN_COUNT
+};
+#undef VT_ENUM_ITEM
+
+#define VT_FN_IS_RUNTIME(f) ((f) > VT_FN_RUNTIME_BEGIN)
+
+/* The exact name of an entry point, as exported. */
+const char *vt_fn_name(enum vt_fn f);
+
+/* Variants that cuda.h only declares under per-thread-stream or internal macros. */
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream hStream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+
+#endif

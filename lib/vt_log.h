@@ -1,0 +1,18 @@
+/* Messages from vramtrace to stderr: one line each, "vramtrace: ...", and a failure said only once. */
+#ifndef VT_LOG_H
+#define VT_LOG_H
+
+enum vt_once {
+    VT_ONCE_DIR,
+    VT_ONCE_WRITE,
+    VT_ONCE_NOMEM,
+    VT_ONCE_SIGNAL,
+    VT_ONCE_THREAD,
+    VT_ONCE_COUNT
+};
+
+/* Writes the message unless this key already said something; keeps errno. */
+void vt_say_once(enum vt_once key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,59 @@
+/* cuGetProcAddress in both forms. The real lookup runs with the caller's exact symbol, version and
+ * flags; the pointer it returns is then swapped for our wrapper of that exact variant. A pointer we
+ * do not wrap passes through untouched and is counted, by name when it concerns memory. */
+#include <errno.h>
+#include <string.h>
+
+#include "vt_real.h"
+#include "vt_table.h"
+
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+
+/* Entry points that can take or give back memory: the ones a report must name when unwatched. */
+static int vt_memory_related(const char *name)
+{
+    static const char *const prefixes[] = {
+        "cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemAddress",
+        "cuMemPool", "cuMemHostAlloc", "cuMemRetain", "cuMemImport", "cuArray", "cuMipmappedArray",
+        "cuGraphAddMem", "cuGraphMem", "cuDeviceGraphMem", "cuMulticast",
+    };
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+static void vt_route_result(const char *symbol, void **pfn)
+{
+    int saved = errno;
+    void *w = vt_route_pointer(*pfn);
+    if (w)
+        *pfn = w;
+    else
+        vt_count_unwatched(vt_memory_related(symbol) ? symbol : "");
+    errno = saved;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    __typeof__(cuGetProcAddress) *real = (__typeof__(cuGetProcAddress) *)vt_real(VT_FN_cuGetProcAddress);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(symbol, pfn, cudaVersion, flags);
+    if (r == CUDA_SUCCESS && symbol && pfn && *pfn)
+        vt_route_result(symbol, pfn);
+    return r;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+    __typeof__(cuGetProcAddress_v2) *real = VT_REAL(cuGetProcAddress_v2);
+    if (!real)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = real(symbol, pfn, cudaVersion, flags, status);
+    if (r == CUDA_SUCCESS && symbol && pfn && *pfn)
+        vt_route_result(symbol, pfn);
+    return r;
+}

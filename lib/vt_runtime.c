@@ -1,0 +1,148 @@
+/* Runtime hooks (cudaMalloc family). They record nothing themselves when the driver call they cause
+ * reaches our driver hooks (it is then recorded once, labelled with the runtime name and the user's
+ * stack); only a runtime whose driver calls we cannot see is recorded here, from the result. */
+#include <cuda_runtime_api.h>
+
+#include "vt_call.h"
+#include "vt_real.h"
+
+cudaError_t cudaMallocAsync_ptsz(void **p, size_t size, cudaStream_t stream);
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream);
+cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t stream);
+
+static cudaError_t vt_rt_alloc_done(struct vt_call *c, cudaError_t r, void **p, uint64_t size, enum vt_kind kind,
+                                    uint64_t pool, uint64_t stream)
+{
+    vt_call_after(c);
+    if (!vt_call_nested_seen(c)) {
+        struct vt_alloc a = {.addr = r == cudaSuccess ? (uint64_t)(uintptr_t)*p : 0, .size = size,
+                             .kind = (uint16_t)kind, .pool = pool, .stream = stream,
+                             .device = kind == VT_KIND_HOST || kind == VT_KIND_ASYNC ? -1 : VT_DEVICE_FROM_PTR};
+        vt_call_record_alloc(c, r == cudaSuccess, r == cudaErrorMemoryAllocation, (int)r, &a);
+    }
+    vt_call_runtime_end(c);
+    return r;
+}
+
+static cudaError_t vt_rt_free_done(struct vt_call *c, cudaError_t r, void *p)
+{
+    vt_call_after(c);
+    if (!vt_call_nested_seen(c)) {
+        struct vt_alloc taken;
+        uint64_t addr = (uint64_t)(uintptr_t)p;
+        int ours = r == cudaSuccess && vt_call_free_take(addr, VT_KIND_DEVICE, &taken);
+        vt_call_free_done(c, r == cudaSuccess, addr, ours, &taken);
+    }
+    vt_call_runtime_end(c);
+    return r;
+}
+
+#define VT_RT_REAL(n) __typeof__(n) *real = VT_REAL(n); \
+    if (!real)                                          \
+        return cudaErrorInitializationError;            \
+    struct vt_call c
+
+cudaError_t cudaMalloc(void **p, size_t size)
+{
+    VT_RT_REAL(cudaMalloc);
+    vt_call_runtime_begin(&c, VT_FN_cudaMalloc, 1);
+    return vt_rt_alloc_done(&c, real(p, size), p, size, VT_KIND_DEVICE, 0, 0);
+}
+
+cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+    VT_RT_REAL(cudaMallocPitch);
+    vt_call_runtime_begin(&c, VT_FN_cudaMallocPitch, 1);
+    cudaError_t r = real(p, pitch, width, height);
+    return vt_rt_alloc_done(&c, r, p, r == cudaSuccess ? (uint64_t)*pitch * height : 0, VT_KIND_DEVICE, 0, 0);
+}
+
+cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
+{
+    VT_RT_REAL(cudaMallocManaged);
+    vt_call_runtime_begin(&c, VT_FN_cudaMallocManaged, 1);
+    return vt_rt_alloc_done(&c, real(p, size, flags), p, size, VT_KIND_MANAGED, 0, 0);
+}
+
+cudaError_t cudaMallocHost(void **p, size_t size)
+{
+    VT_RT_REAL(cudaMallocHost);
+    vt_call_runtime_begin(&c, VT_FN_cudaMallocHost, 1);
+    return vt_rt_alloc_done(&c, real(p, size), p, size, VT_KIND_HOST, 0, 0);
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
+{
+    VT_RT_REAL(cudaHostAlloc);
+    vt_call_runtime_begin(&c, VT_FN_cudaHostAlloc, 1);
+    return vt_rt_alloc_done(&c, real(p, size, flags), p, size, VT_KIND_HOST, 0, 0);
+}
+
+static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+    struct vt_call c;
+    cudaError_t r;
+    void *real = vt_real(fn);
+    if (!real)
+        return cudaErrorInitializationError;
+    vt_call_runtime_begin(&c, fn, 1);
+    if (pool)
+        r = ((__typeof__(cudaMallocFromPoolAsync) *)real)(p, size, pool, stream);
+    else
+        r = ((__typeof__(cudaMallocAsync) *)real)(p, size, stream);
+    return vt_rt_alloc_done(&c, r, p, size, VT_KIND_ASYNC, (uint64_t)(uintptr_t)pool, (uint64_t)(uintptr_t)stream);
+}
+
+cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
+{
+    return vt_rt_async(VT_FN_cudaMallocAsync, p, size, NULL, stream);
+}
+
+cudaError_t cudaMallocAsync_ptsz(void **p, size_t size, cudaStream_t stream)
+{
+    return vt_rt_async(VT_FN_cudaMallocAsync_ptsz, p, size, NULL, stream);
+}
+
+cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+    return vt_rt_async(VT_FN_cudaMallocFromPoolAsync, p, size, pool, stream);
+}
+
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+    return vt_rt_async(VT_FN_cudaMallocFromPoolAsync_ptsz, p, size, pool, stream);
+}
+
+cudaError_t cudaFree(void *p)
+{
+    VT_RT_REAL(cudaFree);
+    vt_call_runtime_begin(&c, VT_FN_cudaFree, 0);
+    return vt_rt_free_done(&c, real(p), p);
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    VT_RT_REAL(cudaFreeHost);
+    vt_call_runtime_begin(&c, VT_FN_cudaFreeHost, 0);
+    return vt_rt_free_done(&c, real(p), p);
+}
+
+static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t stream)
+{
+    struct vt_call c;
+    __typeof__(cudaFreeAsync) *real = (__typeof__(cudaFreeAsync) *)vt_real(fn);
+    if (!real)
+        return cudaErrorInitializationError;
+    vt_call_runtime_begin(&c, fn, 0);
+    return vt_rt_free_done(&c, real(p, stream), p);
+}
+
+cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
+{
+    return vt_rt_free_async(VT_FN_cudaFreeAsync, p, stream);
+}
+
+cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t stream)
+{
+    return vt_rt_free_async(VT_FN_cudaFreeAsync_ptsz, p, stream);
+}

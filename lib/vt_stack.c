@@ -1,0 +1,99 @@
+/* Stack capture and interning. unw_backtrace walks with libunwind's frame cache (far cheaper than an
+ * unw_step loop); frames inside libvramtrace itself are dropped from the top, so a stack starts at the
+ * program's call into CUDA. Interned stacks live for the process: ids stay valid across dumps. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_config.h"
+#include "vt_log.h"
+#include "vt_modules.h"
+#include "vt_stack.h"
+
+int vt_hash_oom;
+
+static pthread_mutex_t vt_stack_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vt_stack *vt_stacks_by_pc;
+static struct vt_stack *vt_stacks_list;
+static uint32_t vt_stacks_count;
+static uintptr_t vt_self_lo, vt_self_hi;
+
+void vt_stack_init(void)
+{
+    vt_modules_self_range(&vt_self_lo, &vt_self_hi);
+}
+
+static uint32_t vt_stack_intern(const uintptr_t *pc, uint32_t n)
+{
+    size_t len = n * sizeof(uintptr_t);
+    struct vt_stack *s;
+    uint32_t id = 0;
+    pthread_mutex_lock(&vt_stack_lock);
+    HASH_FIND(hh, vt_stacks_by_pc, pc, len, s);
+    if (s) {
+        id = s->id;
+    } else if ((s = malloc(sizeof *s + len))) {
+        memset(s, 0, sizeof *s);
+        s->n = n;
+        memcpy(s->pc, pc, len);
+        s->id = vt_stacks_count + 1;
+        vt_hash_oom = 0;
+        HASH_ADD_KEYPTR(hh, vt_stacks_by_pc, s->pc, len, s);
+        if (vt_hash_oom) {
+            free(s);
+        } else {
+            s->next = vt_stacks_list;
+            __atomic_store_n(&vt_stacks_list, s, __ATOMIC_RELEASE);
+            vt_stacks_count = s->id;
+            id = s->id;
+        }
+    }
+    pthread_mutex_unlock(&vt_stack_lock);
+    if (!id)
+        vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
+    return id;
+}
+
+uint32_t vt_stack_capture(void)
+{
+    if (vt_cfg.depth <= 0)
+        return 0;
+    void *raw[VT_DEPTH_MAX + 16];
+    int got = unw_backtrace(raw, vt_cfg.depth + 16);
+    int skip = 0;
+    while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
+        skip++;
+    int n = got - skip;
+    if (n > vt_cfg.depth)
+        n = vt_cfg.depth;
+    if (n <= 0)
+        return 0;
+    return vt_stack_intern((const uintptr_t *)(raw + skip), (uint32_t)n);
+}
+
+const struct vt_stack *vt_stack_all(uint32_t *count)
+{
+    pthread_mutex_lock(&vt_stack_lock);
+    const struct vt_stack *head = vt_stacks_list;
+    *count = vt_stacks_count;
+    pthread_mutex_unlock(&vt_stack_lock);
+    return head;
+}
+
+void vt_stack_atfork_prepare(void)
+{
+    pthread_mutex_lock(&vt_stack_lock);
+}
+
+void vt_stack_atfork_parent(void)
+{
+    pthread_mutex_unlock(&vt_stack_lock);
+}
+
+void vt_stack_atfork_child(void)
+{
+    /* The child's code is the parent's: interned stacks stay valid there. */
+    pthread_mutex_unlock(&vt_stack_lock);
+}

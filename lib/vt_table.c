@@ -1,0 +1,490 @@
+/* The allocation table and counters. One mutex guards everything here; it is held only for hash
+ * operations and counter updates, never across a CUDA call, an unwind, or I/O. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vt_hash.h"
+#include "vt_log.h"
+#include "vt_table.h"
+
+struct vt_node {
+    UT_hash_handle hh;
+    struct vt_alloc a;
+};
+
+struct vt_pnode {
+    UT_hash_handle hh;
+    struct vt_phys p;
+};
+
+static pthread_mutex_t vt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vt_node *vt_allocs;
+static struct vt_pnode *vt_phys_tab;
+static struct vt_pool *vt_pools;
+static size_t vt_npools, vt_pools_cap;
+static struct vt_counters vt_c = {.max_device = -1};
+static struct vt_unwatched vt_uw[VT_MAX_UNWATCHED];
+static size_t vt_nuw;
+static struct vt_oom vt_last_oom;
+
+static const char *const vt_kind_names[VT_KIND_COUNT] = {
+    "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
+};
+
+const char *vt_kind_name(enum vt_kind k)
+{
+    return k < VT_KIND_COUNT ? vt_kind_names[k] : "?";
+}
+
+uint64_t vt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Address spaces inside the one table: memory, mappings, reservations never collide. */
+static uint64_t vt_space_of(enum vt_kind k)
+{
+    return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : 0;
+}
+
+static int vt_counts_reserved(enum vt_kind k)
+{
+    return k == VT_KIND_DEVICE || k == VT_KIND_PHYS;
+}
+
+static void vt_device_seen_locked(int device)
+{
+    if (device >= 0 && device < VT_MAX_DEVICES && device > vt_c.max_device)
+        vt_c.max_device = device;
+}
+
+static void vt_live_add_locked(enum vt_kind k, int device, uint64_t size)
+{
+    vt_c.live_count[k]++;
+    vt_c.live_bytes[k] += size;
+    vt_device_seen_locked(device);
+    if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES) {
+        vt_c.reserved[device] += size;
+        if (vt_c.reserved[device] > vt_c.reserved_peak[device])
+            vt_c.reserved_peak[device] = vt_c.reserved[device];
+    }
+}
+
+static void vt_live_sub_locked(enum vt_kind k, int device, uint64_t size)
+{
+    vt_c.live_count[k]--;
+    vt_c.live_bytes[k] -= size;
+    if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
+        vt_c.reserved[device] -= size;
+}
+
+static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
+{
+    *time_ns = vt_now_ns();
+    *tid = (int32_t)syscall(SYS_gettid);
+    *seq = __atomic_add_fetch(&vt_c.seq, 1, __ATOMIC_RELAXED);
+}
+
+static void vt_count_free_locked(enum vt_fn api, uint64_t size, int sign)
+{
+    vt_c.api[api].frees += (uint64_t)sign;
+    vt_c.api[api].bytes_freed += (uint64_t)sign * size;
+}
+
+static void vt_insert_locked(struct vt_node *n)
+{
+    struct vt_node *old;
+    HASH_FIND(hh, vt_allocs, &n->a.addr, 2 * sizeof(uint64_t), old);
+    if (old) {
+        /* The address came back from the driver while we still held it: its free took a route we
+         * do not see. Keep the newer one, count the old one freed, and say how often this happened. */
+        HASH_DEL(vt_allocs, old);
+        vt_live_sub_locked(old->a.kind, old->a.device, old->a.size);
+        vt_count_free_locked(old->a.api, old->a.size, 1);
+        vt_c.replaced++;
+        free(old);
+    }
+    vt_hash_oom = 0;
+    HASH_ADD(hh, vt_allocs, a.addr, 2 * sizeof(uint64_t), n);
+    if (vt_hash_oom) {
+        free(n);
+        vt_c.dropped++;
+        return;
+    }
+    vt_live_add_locked(n->a.kind, n->a.device, n->a.size);
+}
+
+void vt_table_add(struct vt_alloc *a)
+{
+    a->space = vt_space_of(a->kind);
+    vt_stamp(&a->seq, &a->time_ns, &a->tid);
+    struct vt_node *n = malloc(sizeof *n);
+    pthread_mutex_lock(&vt_lock);
+    vt_c.api[a->api].calls++;
+    if (n) {
+        memset(n, 0, sizeof *n);
+        n->a = *a;
+        vt_c.api[a->api].allocs++;
+        vt_c.api[a->api].bytes_alloc += a->size;
+        vt_insert_locked(n);
+    } else {
+        vt_c.dropped++;
+    }
+    pthread_mutex_unlock(&vt_lock);
+    if (!n)
+        vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
+}
+
+int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
+{
+    uint64_t key[2] = {addr, vt_space_of(kind_space)};
+    struct vt_node *n;
+    pthread_mutex_lock(&vt_lock);
+    HASH_FIND(hh, vt_allocs, key, sizeof key, n);
+    if (n) {
+        HASH_DEL(vt_allocs, n);
+        vt_live_sub_locked(n->a.kind, n->a.device, n->a.size);
+        vt_count_free_locked(n->a.api, n->a.size, 1);
+    }
+    pthread_mutex_unlock(&vt_lock);
+    if (!n)
+        return 0;
+    *out = n->a;
+    free(n);
+    return 1;
+}
+
+void vt_table_restore(const struct vt_alloc *a)
+{
+    struct vt_node *n = malloc(sizeof *n);
+    pthread_mutex_lock(&vt_lock);
+    vt_count_free_locked(a->api, a->size, -1);
+    if (n) {
+        memset(n, 0, sizeof *n);
+        n->a = *a;
+        vt_insert_locked(n);
+    } else {
+        vt_c.dropped++;
+    }
+    pthread_mutex_unlock(&vt_lock);
+}
+
+size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
+{
+    size_t got = 0, removed = 0;
+    uint64_t end = addr + size;
+    pthread_mutex_lock(&vt_lock);
+    /* Mappings inside one unmap are usually contiguous: walk them by address, and fall back to a
+     * scan of the table only when a gap is met. */
+    uint64_t cur = addr;
+    int gap = 0;
+    while (cur < end) {
+        uint64_t key[2] = {cur, vt_space_of(VT_KIND_VMM_MAP)};
+        struct vt_node *n;
+        HASH_FIND(hh, vt_allocs, key, sizeof key, n);
+        if (!n || !n->a.size) {
+            gap = 1;
+            break;
+        }
+        cur += n->a.size;
+        HASH_DEL(vt_allocs, n);
+        vt_live_sub_locked(n->a.kind, n->a.device, n->a.size);
+        vt_count_free_locked(n->a.api, n->a.size, 1);
+        if (got < max)
+            out[got++] = n->a;
+        removed++;
+        free(n);
+    }
+    if (gap) {
+        struct vt_node *n, *tmp;
+        HASH_ITER(hh, vt_allocs, n, tmp) {
+            if (n->a.kind != VT_KIND_VMM_MAP || n->a.addr < addr || n->a.addr >= end)
+                continue;
+            HASH_DEL(vt_allocs, n);
+            vt_live_sub_locked(n->a.kind, n->a.device, n->a.size);
+            vt_count_free_locked(n->a.api, n->a.size, 1);
+            if (got < max)
+                out[got++] = n->a;
+            removed++;
+            free(n);
+        }
+    }
+    pthread_mutex_unlock(&vt_lock);
+    *total = removed;
+    return got;
+}
+
+void vt_phys_add(struct vt_phys *p)
+{
+    vt_stamp(&p->seq, &p->time_ns, &p->tid);
+    struct vt_pnode *n = malloc(sizeof *n), *old;
+    pthread_mutex_lock(&vt_lock);
+    vt_c.api[p->api].calls++;
+    if (n) {
+        memset(n, 0, sizeof *n);
+        n->p = *p;
+        vt_c.api[p->api].allocs++;
+        vt_c.api[p->api].bytes_alloc += p->size;
+        HASH_FIND(hh, vt_phys_tab, &p->handle, sizeof p->handle, old);
+        if (old) {
+            HASH_DEL(vt_phys_tab, old);
+            vt_live_sub_locked(old->p.kind, old->p.device, old->p.size);
+            vt_count_free_locked(old->p.api, old->p.size, 1);
+            vt_c.replaced++;
+            free(old);
+        }
+        vt_hash_oom = 0;
+        HASH_ADD(hh, vt_phys_tab, p.handle, sizeof p->handle, n);
+        if (vt_hash_oom) {
+            free(n);
+            n = NULL;
+        } else {
+            vt_live_add_locked(p->kind, p->device, p->size);
+        }
+    }
+    if (!n)
+        vt_c.dropped++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_phys *dead)
+{
+    struct vt_pnode *n;
+    int ret = -1;
+    pthread_mutex_lock(&vt_lock);
+    HASH_FIND(hh, vt_phys_tab, &handle, sizeof handle, n);
+    if (n) {
+        n->p.refs += delta_refs;
+        n->p.maps += delta_maps;
+        ret = 0;
+        if (n->p.refs <= 0 && n->p.maps <= 0) {
+            HASH_DEL(vt_phys_tab, n);
+            vt_live_sub_locked(n->p.kind, n->p.device, n->p.size);
+            vt_count_free_locked(n->p.api, n->p.size, 1);
+            *dead = n->p;
+            free(n);
+            ret = 1;
+        }
+    }
+    pthread_mutex_unlock(&vt_lock);
+    return ret;
+}
+
+void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct vt_phys *dead)
+{
+    struct vt_pnode *n = NULL;
+    pthread_mutex_lock(&vt_lock);
+    if (dead) {
+        vt_count_free_locked(dead->api, dead->size, -1);
+        if ((n = malloc(sizeof *n))) {
+            memset(n, 0, sizeof *n);
+            n->p = *dead;
+            vt_hash_oom = 0;
+            HASH_ADD(hh, vt_phys_tab, p.handle, sizeof n->p.handle, n);
+            if (vt_hash_oom) {
+                free(n);
+                n = NULL;
+                vt_c.dropped++;
+            } else {
+                vt_live_add_locked(n->p.kind, n->p.device, n->p.size);
+            }
+        }
+    } else {
+        HASH_FIND(hh, vt_phys_tab, &handle, sizeof handle, n);
+    }
+    if (n) {
+        n->p.refs -= delta_refs;
+        n->p.maps -= delta_maps;
+    }
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_pool_add(uint64_t handle, int device)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_device_seen_locked(device);
+    if (vt_npools == vt_pools_cap) {
+        size_t cap = vt_pools_cap ? 2 * vt_pools_cap : 16;
+        struct vt_pool *p = realloc(vt_pools, cap * sizeof *p);
+        if (p) {
+            vt_pools = p;
+            vt_pools_cap = cap;
+        }
+    }
+    if (vt_npools < vt_pools_cap)
+        vt_pools[vt_npools++] = (struct vt_pool){handle, device};
+    else
+        vt_c.dropped++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_pool_remove(uint64_t handle)
+{
+    pthread_mutex_lock(&vt_lock);
+    for (size_t i = 0; i < vt_npools; i++) {
+        if (vt_pools[i].handle == handle) {
+            vt_pools[i] = vt_pools[--vt_npools];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&vt_lock);
+}
+
+int vt_pool_device(uint64_t handle)
+{
+    int dev = -1;
+    pthread_mutex_lock(&vt_lock);
+    for (size_t i = 0; i < vt_npools; i++)
+        if (vt_pools[i].handle == handle)
+            dev = vt_pools[i].device;
+    pthread_mutex_unlock(&vt_lock);
+    return dev;
+}
+
+void vt_count_call(enum vt_fn api)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_c.api[api].calls++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_count_failure(enum vt_fn api)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_c.api[api].calls++;
+    vt_c.api[api].failed++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_count_unknown_free(void)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_c.unknown_frees++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_count_dropped(void)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_c.dropped++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_note_device(int device)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_device_seen_locked(device);
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_count_unwatched(const char *name)
+{
+    pthread_mutex_lock(&vt_lock);
+    vt_c.unwatched_lookups++;
+    size_t i;
+    for (i = 0; i < vt_nuw; i++)
+        if (!strcmp(vt_uw[i].name, name))
+            break;
+    if (i == vt_nuw && vt_nuw < VT_MAX_UNWATCHED && strlen(name) < sizeof vt_uw[0].name) {
+        strcpy(vt_uw[i].name, name);
+        vt_nuw++;
+    }
+    if (i < vt_nuw)
+        vt_uw[i].count++;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result)
+{
+    struct vt_oom o = {.size = size, .stack = stack, .device = device, .result = result, .api = (uint16_t)api};
+    int32_t tid;
+    vt_stamp(&o.seq, &o.time_ns, &tid);
+    pthread_mutex_lock(&vt_lock);
+    vt_c.oom_events++;
+    vt_last_oom = o;
+    pthread_mutex_unlock(&vt_lock);
+}
+
+int vt_table_snapshot(struct vt_snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t cap_a = 0, cap_p = 0, cap_pool = 0;
+    for (;;) {
+        pthread_mutex_lock(&vt_lock);
+        size_t na = HASH_COUNT(vt_allocs), np = HASH_COUNT(vt_phys_tab);
+        if (s->allocs && na <= cap_a && np <= cap_p && vt_npools <= cap_pool) {
+            struct vt_node *n, *tmp;
+            HASH_ITER(hh, vt_allocs, n, tmp) s->allocs[s->nallocs++] = n->a;
+            struct vt_pnode *pn, *ptmp;
+            HASH_ITER(hh, vt_phys_tab, pn, ptmp) s->phys[s->nphys++] = pn->p;
+            memcpy(s->pools, vt_pools, vt_npools * sizeof *vt_pools);
+            s->npools = vt_npools;
+            memcpy(s->unwatched, vt_uw, sizeof vt_uw);
+            s->nunwatched = vt_nuw;
+            s->c = vt_c;
+            s->oom = vt_last_oom;
+            pthread_mutex_unlock(&vt_lock);
+            return 0;
+        }
+        pthread_mutex_unlock(&vt_lock);
+        /* Sized outside the lock, with room for what arrives meanwhile. */
+        vt_snapshot_free(s);
+        cap_a = na + na / 8 + 64;
+        cap_p = np + np / 8 + 64;
+        cap_pool = vt_npools + 16;
+        s->allocs = malloc(cap_a * sizeof *s->allocs);
+        s->phys = malloc(cap_p * sizeof *s->phys);
+        s->pools = malloc(cap_pool * sizeof *s->pools);
+        if (!s->allocs || !s->phys || !s->pools) {
+            vt_snapshot_free(s);
+            return -1;
+        }
+    }
+}
+
+void vt_snapshot_free(struct vt_snapshot *s)
+{
+    free(s->allocs);
+    free(s->phys);
+    free(s->pools);
+    s->allocs = NULL;
+    s->phys = NULL;
+    s->pools = NULL;
+}
+
+void vt_table_atfork_prepare(void)
+{
+    pthread_mutex_lock(&vt_lock);
+}
+
+void vt_table_atfork_parent(void)
+{
+    pthread_mutex_unlock(&vt_lock);
+}
+
+void vt_table_atfork_child(void)
+{
+    /* The parent's GPU memory is not the child's: start from an empty table. */
+    struct vt_node *n, *tmp;
+    HASH_ITER(hh, vt_allocs, n, tmp) {
+        HASH_DEL(vt_allocs, n);
+        free(n);
+    }
+    struct vt_pnode *pn, *ptmp;
+    HASH_ITER(hh, vt_phys_tab, pn, ptmp) {
+        HASH_DEL(vt_phys_tab, pn);
+        free(pn);
+    }
+    vt_npools = 0;
+    vt_nuw = 0;
+    memset(&vt_c, 0, sizeof vt_c);
+    vt_c.max_device = -1;
+    memset(&vt_last_oom, 0, sizeof vt_last_oom);
+    pthread_mutex_unlock(&vt_lock);
+}

@@ -1,0 +1,143 @@
+/* The live allocation table: every tracked allocation keyed by address (and address space),
+ * VMM physical handles keyed by handle, explicit pools, and the counters, all under one lock. */
+#ifndef VT_TABLE_H
+#define VT_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt_fns.h"
+
+#define VT_MAX_DEVICES 64
+#define VT_MAX_UNWATCHED 64
+
+enum vt_kind {
+    VT_KIND_DEVICE,   /* cuMemAlloc, cuMemAllocPitch */
+    VT_KIND_MANAGED,  /* cuMemAllocManaged */
+    VT_KIND_HOST,     /* cuMemAllocHost, cuMemHostAlloc */
+    VT_KIND_ASYNC,    /* stream-ordered: lives in a pool */
+    VT_KIND_VMM_MAP,  /* a mapping of a physical handle into reserved address space */
+    VT_KIND_VA,       /* cuMemAddressReserve: address space, not memory */
+    VT_KIND_PHYS,     /* cuMemCreate on a device */
+    VT_KIND_PHYS_HOST,/* cuMemCreate on HOST or HOST_NUMA */
+    VT_KIND_COUNT
+};
+
+const char *vt_kind_name(enum vt_kind k);
+
+struct vt_alloc {
+    uint64_t addr;
+    uint64_t space; /* with addr, the key: a VA reservation and its first mapping share an address */
+    uint64_t size;
+    uint64_t stream;
+    uint64_t pool;   /* async: the pool it came from, 0 for the device's current pool */
+    uint64_t handle; /* vmm_map: the physical handle mapped */
+    uint64_t offset; /* vmm_map: offset into the handle */
+    uint64_t seq;
+    uint64_t time_ns;
+    uint32_t stack;
+    int32_t device; /* -1 when not known (yet) */
+    int32_t tid;
+    uint16_t kind;
+    uint16_t api;
+};
+
+struct vt_phys {
+    uint64_t handle;
+    uint64_t size;
+    uint64_t seq;
+    uint64_t time_ns;
+    uint32_t stack;
+    int32_t device; /* location id: device ordinal, or NUMA node for host locations */
+    int32_t tid;
+    int32_t refs;   /* cuMemCreate and each retain add one, each release takes one */
+    int32_t maps;   /* live mappings */
+    uint16_t kind;  /* VT_KIND_PHYS or VT_KIND_PHYS_HOST */
+    uint16_t api;
+};
+
+struct vt_pool {
+    uint64_t handle;
+    int32_t device;
+};
+
+struct vt_api_counters {
+    uint64_t calls, allocs, frees, bytes_alloc, bytes_freed, failed;
+};
+
+struct vt_oom {
+    uint64_t size, seq, time_ns;
+    uint32_t stack;
+    int32_t device;
+    int32_t result;
+    uint16_t api;
+};
+
+struct vt_unwatched {
+    char name[48];
+    uint64_t count;
+};
+
+struct vt_counters {
+    struct vt_api_counters api[VT_FN_COUNT];
+    uint64_t live_count[VT_KIND_COUNT], live_bytes[VT_KIND_COUNT];
+    uint64_t reserved[VT_MAX_DEVICES], reserved_peak[VT_MAX_DEVICES];
+    int32_t max_device; /* highest device ordinal seen, -1 for none */
+    uint64_t unknown_frees, unwatched_lookups, dropped, replaced, oom_events;
+    uint64_t seq;
+};
+
+/* A consistent copy of the whole state, taken under the lock and used without it. */
+struct vt_snapshot {
+    struct vt_alloc *allocs;
+    size_t nallocs;
+    struct vt_phys *phys;
+    size_t nphys;
+    struct vt_pool *pools;
+    size_t npools;
+    struct vt_unwatched unwatched[VT_MAX_UNWATCHED];
+    size_t nunwatched;
+    struct vt_counters c;
+    struct vt_oom oom; /* the latest out-of-memory failure, when c.oom_events > 0 */
+};
+
+uint64_t vt_now_ns(void);
+
+/* Allocations. add fills seq/time/tid and counts it; remove takes an entry out and counts the free
+ * in the same step (so every snapshot has live entries = allocations - frees); restore puts it back
+ * and uncounts the free when the real free failed. */
+void vt_table_add(struct vt_alloc *a);
+int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out);
+void vt_table_restore(const struct vt_alloc *a);
+/* Removes every mapping inside [addr, addr+size); returns how many were copied to out (at most max)
+ * and sets *total to how many were removed. */
+size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total);
+
+/* Physical handles. adjust applies reference/mapping deltas before the real call: it returns -1 for
+ * an unknown handle, 0 when the handle lives on, 1 when it died (copied to *dead, its free counted).
+ * When the real call failed, undo reverses the deltas (reviving *dead and uncounting its free). */
+void vt_phys_add(struct vt_phys *p);
+int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_phys *dead);
+void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct vt_phys *dead);
+
+void vt_pool_add(uint64_t handle, int device);
+void vt_pool_remove(uint64_t handle);
+int vt_pool_device(uint64_t handle);
+
+/* Counting what did not change the table. */
+void vt_count_call(enum vt_fn api);
+void vt_count_failure(enum vt_fn api);
+void vt_count_unknown_free(void);
+void vt_count_unwatched(const char *name);
+void vt_count_dropped(void);
+void vt_note_device(int device);
+void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result);
+
+int vt_table_snapshot(struct vt_snapshot *s);
+void vt_snapshot_free(struct vt_snapshot *s);
+
+void vt_table_atfork_prepare(void);
+void vt_table_atfork_parent(void);
+void vt_table_atfork_child(void);
+
+#endif

@@ -1,0 +1,817 @@
+/* The fake CUDA driver (build/fake/libcuda.so.1): real cuda.h signatures, host memory behind them.
+ * It reproduces what vramtrace depends on in the real driver: exact versioned exports, a
+ * cuGetProcAddress that hands out exact variants by version and per-thread-stream flag, primary
+ * contexts, pools that keep freed memory (reserved vs used, release threshold, trim), refcounted VMM
+ * handles, and a memory limit per device (VRAMTRACE_FAKE_MEMORY, bytes or K/M/G; default 80G) over
+ * VRAMTRACE_FAKE_DEVICES devices (default 1). */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <uthash.h>
+
+#undef cuGetProcAddress
+#undef cuMemAlloc
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+CUresult cuMemAlloc(unsigned int *dptr, unsigned int bytesize);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+
+#define FAKE_MAX_DEVICES 8
+#define FAKE_GRANULARITY (2u << 20)
+
+/* cuda.h names the pool type struct CUmemPoolHandle_st; the fake defines it. */
+#define fake_pool CUmemPoolHandle_st
+
+enum fake_kind { FK_DEVICE, FK_MANAGED, FK_HOST, FK_ASYNC };
+
+struct fake_block {
+    UT_hash_handle hh;
+    uint64_t addr;
+    size_t size;
+    int dev;
+    int kind;
+    struct fake_pool *pool;
+};
+
+struct fake_free_block {
+    struct fake_free_block *next;
+    void *mem;
+    size_t size;
+};
+
+struct CUmemPoolHandle_st {
+    int dev;
+    int is_default;
+    uint64_t reserved, used, reserved_high, used_high, threshold;
+    struct fake_free_block *free_list;
+};
+
+struct fake_phys {
+    size_t size;
+    int dev; /* -1 for host locations */
+    int refs, maps;
+};
+
+struct fake_map {
+    struct fake_map *next;
+    uint64_t addr;
+    size_t size;
+    struct fake_phys *phys;
+};
+
+struct fake_va {
+    struct fake_va *next;
+    uint64_t addr;
+    size_t size;
+};
+
+struct CUctx_st {
+    int dev;
+};
+
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fake_inited;
+static int fake_ndev = 1;
+static uint64_t fake_limit = 80ull << 30;
+static uint64_t fake_used[FAKE_MAX_DEVICES];
+static struct CUctx_st fake_primary[FAKE_MAX_DEVICES];
+static int fake_primary_refs[FAKE_MAX_DEVICES];
+static struct fake_pool fake_default_pool[FAKE_MAX_DEVICES];
+static struct fake_block *fake_blocks;
+static struct fake_map *fake_maps;
+static struct fake_va *fake_vas;
+static __thread CUcontext fake_ctx_stack[16];
+static __thread int fake_ctx_depth;
+
+static uint64_t fake_parse_size(const char *s, uint64_t dflt)
+{
+    char *end;
+    if (!s || !*s)
+        return dflt;
+    unsigned long long v = strtoull(s, &end, 10);
+    switch (*end) {
+    case 'K': case 'k': v <<= 10; end++; break;
+    case 'M': case 'm': v <<= 20; end++; break;
+    case 'G': case 'g': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end ? dflt : v;
+}
+
+CUresult cuInit(unsigned int flags)
+{
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    if (!fake_inited) {
+        fake_limit = fake_parse_size(getenv("VRAMTRACE_FAKE_MEMORY"), fake_limit);
+        const char *d = getenv("VRAMTRACE_FAKE_DEVICES");
+        if (d && atoi(d) > 0 && atoi(d) <= FAKE_MAX_DEVICES)
+            fake_ndev = atoi(d);
+        for (int i = 0; i < FAKE_MAX_DEVICES; i++) {
+            fake_primary[i].dev = i;
+            fake_default_pool[i].dev = i;
+            fake_default_pool[i].is_default = 1;
+        }
+        fake_inited = 1;
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *v)
+{
+    if (!v)
+        return CUDA_ERROR_INVALID_VALUE;
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    *count = fake_ndev;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal < 0 || ordinal >= fake_ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= fake_ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = fake_limit;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= fake_ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fake_lock);
+    fake_primary_refs[dev]++;
+    pthread_mutex_unlock(&fake_lock);
+    *ctx = &fake_primary[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    if (dev < 0 || dev >= fake_ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&fake_lock);
+    if (fake_primary_refs[dev] > 0)
+        fake_primary_refs[dev]--;
+    else
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_unlock(&fake_lock);
+    return r;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= fake_ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = fake_primary_refs[dev] > 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = fake_ctx_depth ? fake_ctx_stack[fake_ctx_depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    if (!ctx) {
+        if (fake_ctx_depth)
+            fake_ctx_depth--;
+        return CUDA_SUCCESS;
+    }
+    if (!fake_ctx_depth)
+        fake_ctx_depth = 1;
+    fake_ctx_stack[fake_ctx_depth - 1] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    if (!ctx || fake_ctx_depth == 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_ctx_stack[fake_ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *ctx)
+{
+    if (!fake_ctx_depth)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUcontext c = fake_ctx_stack[--fake_ctx_depth];
+    if (ctx)
+        *ctx = c;
+    return CUDA_SUCCESS;
+}
+
+static int fake_current_dev(void)
+{
+    return fake_ctx_depth ? fake_ctx_stack[fake_ctx_depth - 1]->dev : -1;
+}
+
+CUresult cuCtxGetDevice(CUdevice *dev)
+{
+    int d = fake_current_dev();
+    if (d < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev = d;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    int d = fake_current_dev();
+    if (d < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&fake_lock);
+    *free_bytes = fake_limit - fake_used[d];
+    *total = fake_limit;
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_SUCCESS;
+}
+
+/* Charges size to a device; the caller holds fake_lock. */
+static int fake_charge(int dev, uint64_t size)
+{
+    if (fake_used[dev] + size > fake_limit)
+        return 0;
+    fake_used[dev] += size;
+    return 1;
+}
+
+static CUresult fake_alloc(CUdeviceptr *out, size_t size, int kind, int dev, struct fake_pool *pool)
+{
+    if (!out || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_block *b = calloc(1, sizeof *b);
+    if (!b)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fake_lock);
+    void *mem = NULL;
+    if (pool) {
+        /* A pool hands back memory it keeps before it asks the device for more. */
+        for (struct fake_free_block **pp = &pool->free_list; *pp; pp = &(*pp)->next) {
+            if ((*pp)->size >= size) {
+                struct fake_free_block *fb = *pp;
+                *pp = fb->next;
+                mem = fb->mem;
+                size = fb->size;
+                free(fb);
+                break;
+            }
+        }
+        if (!mem && fake_charge(dev, size)) {
+            if (!(mem = malloc(size)))
+                fake_used[dev] -= size;
+            else if ((pool->reserved += size) > pool->reserved_high)
+                pool->reserved_high = pool->reserved;
+        }
+        if (mem && (pool->used += size) > pool->used_high)
+            pool->used_high = pool->used;
+    } else if (kind == FK_HOST || fake_charge(dev, size)) {
+        if (!(mem = malloc(size)) && kind != FK_HOST)
+            fake_used[dev] -= size;
+    }
+    if (!mem) {
+        pthread_mutex_unlock(&fake_lock);
+        free(b);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    b->addr = (uint64_t)(uintptr_t)mem;
+    b->size = size;
+    b->dev = dev;
+    b->kind = kind;
+    b->pool = pool;
+    HASH_ADD(hh, fake_blocks, addr, sizeof b->addr, b);
+    pthread_mutex_unlock(&fake_lock);
+    *out = b->addr;
+    return CUDA_SUCCESS;
+}
+
+/* Pools release what they keep above their threshold, as the real ones do at synchronization. */
+static void fake_pool_release_to(struct fake_pool *p, uint64_t keep)
+{
+    while (p->reserved > keep && p->free_list) {
+        struct fake_free_block *fb = p->free_list;
+        p->free_list = fb->next;
+        p->reserved -= fb->size;
+        fake_used[p->dev] -= fb->size;
+        free(fb->mem);
+        free(fb);
+    }
+}
+
+static CUresult fake_free(uint64_t addr, int host)
+{
+    if (!addr)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_block *b;
+    pthread_mutex_lock(&fake_lock);
+    HASH_FIND(hh, fake_blocks, &addr, sizeof addr, b);
+    if (!b || (host != (b->kind == FK_HOST))) {
+        pthread_mutex_unlock(&fake_lock);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    HASH_DEL(fake_blocks, b);
+    if (b->pool) {
+        struct fake_free_block *fb = malloc(sizeof *fb);
+        b->pool->used -= b->size;
+        if (fb) {
+            fb->mem = (void *)(uintptr_t)b->addr;
+            fb->size = b->size;
+            fb->next = b->pool->free_list;
+            b->pool->free_list = fb;
+        }
+        fake_pool_release_to(b->pool, b->pool->threshold);
+    } else {
+        if (b->kind != FK_HOST)
+            fake_used[b->dev] -= b->size;
+        free((void *)(uintptr_t)b->addr);
+    }
+    pthread_mutex_unlock(&fake_lock);
+    free(b);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
+{
+    int d = fake_current_dev();
+    return d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(dptr, size, FK_DEVICE, d, NULL);
+}
+
+/* The pre-3.2 entry point, with 32-bit sizes; vramtrace does not wrap it. */
+CUresult cuMemAlloc(unsigned int *dptr, unsigned int size)
+{
+    CUdeviceptr p;
+    int d = fake_current_dev();
+    CUresult r = d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(&p, size, FK_DEVICE, d, NULL);
+    if (r == CUDA_SUCCESS)
+        *dptr = (unsigned int)p;
+    return r;
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned int elem)
+{
+    if (!pitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t p = (width + 511) & ~(size_t)511;
+    int d = fake_current_dev();
+    CUresult r = d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(dptr, p * height, FK_DEVICE, d, NULL);
+    if (r == CUDA_SUCCESS)
+        *pitch = p;
+    return r;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    int d = fake_current_dev();
+    return d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(dptr, size, FK_MANAGED, d, NULL);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    return fake_free(dptr, 0);
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t size)
+{
+    CUdeviceptr p;
+    if (!pp)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fake_current_dev() < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(&p, size, FK_HOST, 0, NULL);
+    if (r == CUDA_SUCCESS)
+        *pp = (void *)(uintptr_t)p;
+    return r;
+}
+
+CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return cuMemAllocHost_v2(pp, size);
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+    return fake_free((uint64_t)(uintptr_t)p, 1);
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr)
+{
+    if (attr != CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_block *b;
+    int dev = -1;
+    pthread_mutex_lock(&fake_lock);
+    HASH_FIND(hh, fake_blocks, &ptr, sizeof ptr, b);
+    if (b && b->kind != FK_HOST)
+        dev = b->dev;
+    for (struct fake_map *m = fake_maps; dev < 0 && m; m = m->next)
+        if (ptr >= m->addr && ptr < m->addr + m->size && m->phys->dev >= 0)
+            dev = m->phys->dev;
+    pthread_mutex_unlock(&fake_lock);
+    if (dev < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *(int *)data = dev;
+    return CUDA_SUCCESS;
+}
+
+/* Stream-ordered allocation. Streams are not modelled: work is "done" at once, on the current device. */
+static struct fake_pool *fake_stream_pool(void)
+{
+    int d = fake_current_dev();
+    return d < 0 ? NULL : &fake_default_pool[d];
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+{
+    (void)stream;
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fake_alloc(dptr, size, FK_ASYNC, pool->dev, pool);
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
+{
+    struct fake_pool *p = fake_stream_pool();
+    return p ? cuMemAllocFromPoolAsync(dptr, size, p, stream) : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+    (void)stream;
+    return fake_free(dptr, 0);
+}
+
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream stream)
+{
+    return cuMemAllocAsync(dptr, size, stream);
+}
+
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+{
+    return cuMemAllocFromPoolAsync(dptr, size, pool, stream);
+}
+
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+    return cuMemFreeAsync(dptr, stream);
+}
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= fake_ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *pool = &fake_default_pool[dev];
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    if (!pool || !props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id < 0 ||
+        props->location.id >= fake_ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    p->dev = props->location.id;
+    *pool = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    if (!pool || pool->is_default)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    fake_pool_release_to(pool, 0);
+    int busy = pool->used > 0;
+    pthread_mutex_unlock(&fake_lock);
+    if (!busy)
+        free(pool);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    fake_pool_release_to(pool, keep);
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (!pool || !value)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t v;
+    pthread_mutex_lock(&fake_lock);
+    switch (attr) {
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: v = pool->reserved; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: v = pool->used; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: v = pool->reserved_high; break;
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: v = pool->used_high; break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: v = pool->threshold; break;
+    default: pthread_mutex_unlock(&fake_lock); return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_mutex_unlock(&fake_lock);
+    *(cuuint64_t *)value = v;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    if (!pool || !value || attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    pool->threshold = *(cuuint64_t *)value;
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_SUCCESS;
+}
+
+/* Virtual memory management. */
+CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags o)
+{
+    (void)prop;
+    (void)o;
+    *g = FAKE_GRANULARITY;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
+                     unsigned long long flags)
+{
+    if (!handle || !prop || flags || !size || size % FAKE_GRANULARITY)
+        return CUDA_ERROR_INVALID_VALUE;
+    int on_dev = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+    if (on_dev && (prop->location.id < 0 || prop->location.id >= fake_ndev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    struct fake_phys *p = calloc(1, sizeof *p);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    p->size = size;
+    p->dev = on_dev ? prop->location.id : -1;
+    p->refs = 1;
+    pthread_mutex_lock(&fake_lock);
+    int ok = !on_dev || fake_charge(p->dev, size);
+    pthread_mutex_unlock(&fake_lock);
+    if (!ok) {
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* Called with fake_lock held. */
+static void fake_phys_maybe_free(struct fake_phys *p)
+{
+    if (p->refs > 0 || p->maps > 0)
+        return;
+    if (p->dev >= 0)
+        fake_used[p->dev] -= p->size;
+    free(p);
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    struct fake_phys *p = (struct fake_phys *)(uintptr_t)handle;
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (p->refs > 0) {
+        p->refs--;
+        fake_phys_maybe_free(p);
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return r;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags)
+{
+    (void)align;
+    (void)addr;
+    if (!ptr || !size || flags || size % FAKE_GRANULARITY)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_va *va = calloc(1, sizeof *va);
+    void *m = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!va || m == MAP_FAILED) {
+        free(va);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    va->addr = (uint64_t)(uintptr_t)m;
+    va->size = size;
+    pthread_mutex_lock(&fake_lock);
+    va->next = fake_vas;
+    fake_vas = va;
+    pthread_mutex_unlock(&fake_lock);
+    *ptr = va->addr;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    pthread_mutex_lock(&fake_lock);
+    for (struct fake_va **pp = &fake_vas; *pp; pp = &(*pp)->next) {
+        struct fake_va *va = *pp;
+        if (va->addr == ptr && va->size == size) {
+            *pp = va->next;
+            pthread_mutex_unlock(&fake_lock);
+            munmap((void *)(uintptr_t)va->addr, va->size);
+            free(va);
+            return CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags)
+{
+    struct fake_phys *p = (struct fake_phys *)(uintptr_t)handle;
+    if (!p || flags || !size || offset + size > p->size)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_map *m = calloc(1, sizeof *m);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fake_lock);
+    int inside = 0;
+    for (struct fake_va *va = fake_vas; va; va = va->next)
+        inside |= ptr >= va->addr && ptr + size <= va->addr + va->size;
+    if (!inside || p->refs <= 0) {
+        pthread_mutex_unlock(&fake_lock);
+        free(m);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    m->addr = ptr;
+    m->size = size;
+    m->phys = p;
+    p->maps++;
+    m->next = fake_maps;
+    fake_maps = m;
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    int found = 0;
+    pthread_mutex_lock(&fake_lock);
+    for (struct fake_map **pp = &fake_maps; *pp;) {
+        struct fake_map *m = *pp;
+        if (m->addr >= ptr && m->addr + m->size <= ptr + size) {
+            *pp = m->next;
+            m->phys->maps--;
+            fake_phys_maybe_free(m->phys);
+            free(m);
+            found++;
+        } else {
+            pp = &m->next;
+        }
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    uint64_t a = (uint64_t)(uintptr_t)addr;
+    pthread_mutex_lock(&fake_lock);
+    for (struct fake_map *m = fake_maps; m; m = m->next) {
+        if (a >= m->addr && a < m->addr + m->size) {
+            m->phys->refs++;
+            *handle = (CUmemGenericAllocationHandle)(uintptr_t)m->phys;
+            pthread_mutex_unlock(&fake_lock);
+            return CUDA_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+    (void)ptr;
+    (void)size;
+    return desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cuGetProcAddress: every (name, variant) the fake exports, with the first CUDA version that has it. */
+struct fake_proc {
+    const char *name;
+    int version;
+    int ptsz;
+    void *fn;
+};
+
+#define P(n, v, fn) {n, v, 0, (void *)&fn}
+#define PT(n, v, fn) {n, v, 1, (void *)&fn}
+static const struct fake_proc fake_procs[] = {
+    P("cuInit", 2000, cuInit), P("cuDriverGetVersion", 2020, cuDriverGetVersion),
+    P("cuDeviceGet", 2000, cuDeviceGet), P("cuDeviceGetCount", 2000, cuDeviceGetCount),
+    P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
+    P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),
+    P("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2),
+    P("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState),
+    P("cuCtxGetCurrent", 4000, cuCtxGetCurrent), P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
+    P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2), P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
+    P("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
+    P("cuMemAlloc", 2000, cuMemAlloc), P("cuMemAlloc", 3020, cuMemAlloc_v2),
+    P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2), P("cuMemFree", 3020, cuMemFree_v2),
+    P("cuMemAllocManaged", 6000, cuMemAllocManaged),
+    P("cuMemAllocHost", 3020, cuMemAllocHost_v2), P("cuMemHostAlloc", 2020, cuMemHostAlloc),
+    P("cuMemFreeHost", 2000, cuMemFreeHost),
+    P("cuMemAllocAsync", 11020, cuMemAllocAsync), PT("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
+    P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync),
+    PT("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync_ptsz),
+    P("cuMemFreeAsync", 11020, cuMemFreeAsync), PT("cuMemFreeAsync", 11020, cuMemFreeAsync_ptsz),
+    P("cuMemPoolCreate", 11020, cuMemPoolCreate), P("cuMemPoolDestroy", 11020, cuMemPoolDestroy),
+    P("cuMemPoolTrimTo", 11020, cuMemPoolTrimTo), P("cuMemPoolGetAttribute", 11020, cuMemPoolGetAttribute),
+    P("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute),
+    P("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
+    P("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
+    P("cuMemCreate", 10020, cuMemCreate), P("cuMemRelease", 10020, cuMemRelease),
+    P("cuMemMap", 10020, cuMemMap), P("cuMemUnmap", 10020, cuMemUnmap),
+    P("cuMemAddressReserve", 10020, cuMemAddressReserve), P("cuMemAddressFree", 10020, cuMemAddressFree),
+    P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
+    P("cuMemSetAccess", 10020, cuMemSetAccess),
+    P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+    P("cuGetProcAddress", 11030, cuGetProcAddress), P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
+};
+#undef P
+#undef PT
+
+static CUresult fake_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *status)
+{
+    const struct fake_proc *best = NULL;
+    int known = 0;
+    int want_ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof fake_procs / sizeof fake_procs[0]; i++) {
+        const struct fake_proc *p = &fake_procs[i];
+        if (strcmp(p->name, symbol))
+            continue;
+        known = 1;
+        if (p->version > version || (p->ptsz && !want_ptsz))
+            continue;
+        /* Newest variant the caller's version allows; a per-thread one wins when asked for. */
+        if (!best || p->version > best->version || (p->ptsz && !best->ptsz))
+            best = p;
+    }
+    *pfn = best ? best->fn : NULL;
+    if (status)
+        *status = best ? CU_GET_PROC_ADDRESS_SUCCESS
+                       : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+    return fake_lookup(symbol, pfn, version, flags, status);
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    return fake_lookup(symbol, pfn, version, flags, NULL);
+}

@@ -1,0 +1,391 @@
+/* Test program linked to the (fake) driver with -lcuda. Each mode exercises one interception route or
+ * behaviour; functions that allocate are exported and never inlined, so the tests can find them in
+ * the recorded stacks. Prints what the tests compare (results, handler calls, dump paths). */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "prog_common.h"
+
+#undef cuGetProcAddress
+typedef CUresult (*gpa4_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*gpa5_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
+
+#define NOINLINE __attribute__((noinline, used))
+
+static void ctx(void)
+{
+    CUcontext c;
+    prog_check(cuInit(0) == CUDA_SUCCESS, "cuInit");
+    prog_check(cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS, "retain");
+    prog_check(cuCtxSetCurrent(c) == CUDA_SUCCESS, "set current");
+}
+
+static void *libcuda(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    prog_check(h != NULL, "dlopen libcuda");
+    return h;
+}
+
+NOINLINE void route_direct_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "direct alloc");
+}
+
+NOINLINE void route_dlsym_alloc(size_t n)
+{
+    alloc_fn f = (alloc_fn)dlsym(libcuda(), "cuMemAlloc_v2");
+    CUdeviceptr p;
+    prog_check(f && f(&p, n) == CUDA_SUCCESS, "dlsym alloc");
+}
+
+NOINLINE void route_gpa4_alloc(size_t n)
+{
+    gpa4_fn gpa = (gpa4_fn)dlsym(libcuda(), "cuGetProcAddress");
+    alloc_fn f = NULL;
+    CUdeviceptr p;
+    prog_check(gpa && gpa("cuMemAlloc", (void **)&f, 11030, 0) == CUDA_SUCCESS && f, "gpa4 lookup");
+    prog_check(f(&p, n) == CUDA_SUCCESS, "gpa4 alloc");
+}
+
+static alloc_async_fn gpa5_async(cuuint64_t flags)
+{
+    gpa5_fn gpa = (gpa5_fn)dlsym(libcuda(), "cuGetProcAddress_v2");
+    alloc_async_fn f = NULL;
+    CUdriverProcAddressQueryResult st;
+    prog_check(gpa && gpa("cuMemAllocAsync", (void **)&f, 12000, flags, &st) == CUDA_SUCCESS && f, "gpa5 lookup");
+    return f;
+}
+
+NOINLINE void route_gpa5_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(gpa5_async(CU_GET_PROC_ADDRESS_DEFAULT)(&p, n, NULL) == CUDA_SUCCESS, "gpa5 alloc");
+}
+
+NOINLINE void route_gpa5_ptsz_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(gpa5_async(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)(&p, n, NULL) == CUDA_SUCCESS, "ptsz alloc");
+}
+
+/* cudart's way: fetch cuGetProcAddress through itself, then everything through that. */
+NOINLINE void route_gpa_self_alloc(size_t n)
+{
+    gpa5_fn boot = (gpa5_fn)dlsym(libcuda(), "cuGetProcAddress_v2");
+    gpa4_fn gpa4 = NULL;
+    alloc_fn f = NULL;
+    CUdeviceptr p;
+    CUdriverProcAddressQueryResult st;
+    prog_check(boot("cuGetProcAddress", (void **)&gpa4, 11030, 0, &st) == CUDA_SUCCESS && gpa4, "self lookup");
+    prog_check(gpa4("cuMemAlloc", (void **)&f, 12000, 0) == CUDA_SUCCESS && f, "lookup through self");
+    prog_check(f(&p, n) == CUDA_SUCCESS, "self alloc");
+}
+
+/* The pre-3.2 cuMemAlloc is not wrapped: it must pass through untouched and be counted. */
+NOINLINE void route_legacy_lookup(void)
+{
+    gpa4_fn gpa = (gpa4_fn)dlsym(libcuda(), "cuGetProcAddress");
+    void *f = NULL;
+    prog_check(gpa("cuMemAlloc", &f, 3000, 0) == CUDA_SUCCESS && f == dlsym(libcuda(), "cuMemAlloc"), "legacy");
+}
+
+static CUmemAllocationProp vmm_prop(void)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    return prop;
+}
+
+#define MiB (1u << 20)
+
+NOINLINE CUmemGenericAllocationHandle vmm_create(size_t n)
+{
+    CUmemAllocationProp prop = vmm_prop();
+    CUmemGenericAllocationHandle h;
+    prog_check(cuMemCreate(&h, n, &prop, 0) == CUDA_SUCCESS, "create");
+    return h;
+}
+
+/* Prints a dump path after each step; the test checks the state each one shows. */
+static void mode_vmm(void)
+{
+    CUdeviceptr va;
+    prog_check(cuMemAddressReserve(&va, 8 * MiB, 0, 0, 0) == CUDA_SUCCESS, "reserve");
+    /* Order 1: unmap before release. */
+    CUmemGenericAllocationHandle a = vmm_create(2 * MiB);
+    prog_check(cuMemMap(va, 2 * MiB, 0, a, 0) == CUDA_SUCCESS, "map a");
+    prog_dump(); /* 1: a live (refs 1 maps 1), one mapping */
+    prog_check(cuMemUnmap(va, 2 * MiB) == CUDA_SUCCESS, "unmap a");
+    prog_dump(); /* 2: a live (refs 1 maps 0), no mapping */
+    prog_check(cuMemRelease(a) == CUDA_SUCCESS, "release a");
+    prog_dump(); /* 3: nothing physical */
+    /* Order 2: release before unmap. */
+    CUmemGenericAllocationHandle b = vmm_create(4 * MiB);
+    prog_check(cuMemMap(va, 4 * MiB, 0, b, 0) == CUDA_SUCCESS, "map b");
+    prog_check(cuMemRelease(b) == CUDA_SUCCESS, "release b");
+    prog_dump(); /* 4: b live through its mapping (refs 0 maps 1) */
+    /* Retained handle: one more reference to release. */
+    CUmemGenericAllocationHandle r;
+    prog_check(cuMemRetainAllocationHandle(&r, (void *)(uintptr_t)va) == CUDA_SUCCESS && r == b, "retain");
+    prog_check(cuMemUnmap(va, 4 * MiB) == CUDA_SUCCESS, "unmap b");
+    prog_dump(); /* 5: b live through the retained reference (refs 1 maps 0) */
+    prog_check(cuMemRelease(r) == CUDA_SUCCESS, "release retained");
+    /* Two mappings removed by one unmap. */
+    CUmemGenericAllocationHandle c = vmm_create(2 * MiB), d = vmm_create(2 * MiB);
+    prog_check(cuMemMap(va, 2 * MiB, 0, c, 0) == CUDA_SUCCESS && cuMemMap(va + 2 * MiB, 2 * MiB, 0, d, 0) == CUDA_SUCCESS,
+               "map c d");
+    prog_check(cuMemRelease(c) == CUDA_SUCCESS && cuMemRelease(d) == CUDA_SUCCESS, "release c d");
+    prog_check(cuMemUnmap(va, 4 * MiB) == CUDA_SUCCESS, "unmap c d");
+    /* A failed release changes nothing. */
+    printf("release-again %d\n", (int)cuMemRelease(a));
+    prog_check(cuMemAddressFree(va, 8 * MiB) == CUDA_SUCCESS, "address free");
+    prog_dump(); /* 6: nothing at all */
+}
+
+NOINLINE void pool_alloc(CUmemoryPool pool, size_t n, CUdeviceptr *p)
+{
+    prog_check(cuMemAllocFromPoolAsync(p, n, pool, NULL) == CUDA_SUCCESS, "pool alloc");
+}
+
+static void mode_pool(void)
+{
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CUmemoryPool pool;
+    prog_check(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS, "pool create");
+    cuuint64_t keep = UINT64_MAX;
+    prog_check(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == CUDA_SUCCESS, "threshold");
+    CUdeviceptr a, b;
+    pool_alloc(pool, 4 * MiB, &a);
+    pool_alloc(pool, 1 * MiB, &b);
+    printf("pool %p\n", (void *)pool);
+    prog_dump(); /* 1: reserved 5 MiB, used 5 MiB, two async entries */
+    prog_check(cuMemFreeAsync(a, NULL) == CUDA_SUCCESS, "free async");
+    prog_dump(); /* 2: reserved 5 MiB, used 1 MiB, one entry */
+    prog_check(cuMemPoolTrimTo(pool, 0) == CUDA_SUCCESS, "trim");
+    prog_dump(); /* 3: reserved 1 MiB, used 1 MiB */
+    prog_check(cuMemFree(b) == CUDA_SUCCESS, "cuMemFree of an async pointer");
+    prog_dump(); /* 4: no entry */
+}
+
+NOINLINE void kinds_alloc(CUdeviceptr *m, void **h1, void **h2)
+{
+    prog_check(cuMemAllocManaged(m, 3 * MiB, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS, "managed");
+    prog_check(cuMemAllocHost(h1, 5 * MiB) == CUDA_SUCCESS, "host");
+    prog_check(cuMemHostAlloc(h2, 7 * MiB, 0) == CUDA_SUCCESS, "hostalloc");
+}
+
+static void mode_kinds(void)
+{
+    CUdeviceptr m, p;
+    void *h1, *h2;
+    size_t pitch;
+    kinds_alloc(&m, &h1, &h2);
+    prog_check(cuMemAllocPitch(&p, &pitch, 1000, 10, 4) == CUDA_SUCCESS, "pitch");
+    printf("pitch %zu\n", pitch);
+    prog_dump(); /* 1: managed 3 MiB, host 12 MiB, device pitch*10 */
+    prog_check(cuMemFree(m) == CUDA_SUCCESS && cuMemFreeHost(h1) == CUDA_SUCCESS && cuMemFreeHost(h2) == CUDA_SUCCESS &&
+                   cuMemFree(p) == CUDA_SUCCESS,
+               "frees");
+    prog_dump(); /* 2: nothing */
+}
+
+NOINLINE void oom_alloc(size_t n)
+{
+    CUdeviceptr p;
+    printf("oom-result %d\n", (int)cuMemAlloc(&p, n));
+}
+
+static void mode_oom(void)
+{
+    oom_alloc(2 * MiB);
+    prog_wait_dumps(1);
+}
+
+static void mode_frees(void)
+{
+    printf("free-null %d\n", (int)cuMemFree(0));
+    printf("free-unknown %d\n", (int)cuMemFree((CUdeviceptr)0x12345678));
+    printf("freehost-unknown %d\n", (int)cuMemFreeHost((void *)0x12345678));
+    printf("release-unknown %d\n", (int)cuMemRelease((CUmemGenericAllocationHandle)0));
+    prog_dump();
+}
+
+static volatile int stop_threads;
+static long thread_iters[8];
+
+NOINLINE void *thread_loop(void *arg)
+{
+    long id = (long)arg;
+    CUdeviceptr keep[16] = {0};
+    unsigned seed = (unsigned)id * 7919u;
+    ctx();
+    while (!stop_threads) {
+        int slot = (int)(rand_r(&seed) % 16);
+        if (keep[slot]) {
+            prog_check(cuMemFree(keep[slot]) == CUDA_SUCCESS, "thread free");
+            keep[slot] = 0;
+        } else {
+            prog_check(cuMemAlloc(&keep[slot], 256 + rand_r(&seed) % 4096) == CUDA_SUCCESS, "thread alloc");
+        }
+        thread_iters[id]++;
+    }
+    return NULL;
+}
+
+static void mode_threads(int signals)
+{
+    pthread_t t[8];
+    for (long i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, thread_loop, (void *)i);
+    struct timespec nap = {0, 2 * 1000 * 1000};
+    for (int i = 0; i < signals; i++) {
+        kill(getpid(), SIGUSR1);
+        nanosleep(&nap, NULL);
+    }
+    prog_wait_dumps(1);
+    stop_threads = 1;
+    long total = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        total += thread_iters[i];
+    }
+    printf("iterations %ld\n", total);
+}
+
+NOINLINE void exit_leak_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "leak alloc");
+}
+
+static void mode_exit(void)
+{
+    CUdeviceptr p, q;
+    exit_leak_alloc(1111111);
+    prog_check(cuMemAlloc(&p, 2222) == CUDA_SUCCESS && cuMemAlloc(&q, 3333) == CUDA_SUCCESS, "allocs");
+    prog_check(cuMemFree(p) == CUDA_SUCCESS && cuMemFree(q) == CUDA_SUCCESS, "frees");
+    exit_leak_alloc(4444444);
+}
+
+NOINLINE void fork_child_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "child alloc");
+}
+
+static void mode_fork(void)
+{
+    exit_leak_alloc(5555);
+    fflush(stdout);
+    pid_t pid = fork();
+    prog_check(pid >= 0, "fork");
+    if (pid == 0) {
+        ctx();
+        fork_child_alloc(6666);
+        printf("child %ld\n", (long)getpid());
+        prog_dump();
+        exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("parent %ld child-status %d\n", (long)getpid(), WEXITSTATUS(st));
+}
+
+static volatile sig_atomic_t handler_calls;
+static void own_handler(int sig)
+{
+    (void)sig;
+    handler_calls++;
+}
+
+static void mode_sigowner(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = own_handler;
+    sigaction(SIGUSR1, &sa, NULL);
+    raise(SIGUSR1);
+    raise(SIGUSR1);
+    printf("handler-calls %d\n", (int)handler_calls);
+}
+
+static void mode_rtldnext(void)
+{
+    void *h = dlopen("libnext_a.so", RTLD_NOW | RTLD_GLOBAL);
+    prog_check(h != NULL, "dlopen libnext_a");
+    int (*call)(void) = (int (*)(void))dlsym(h, "vt_next_call");
+    prog_check(call != NULL, "vt_next_call");
+    printf("next %d\n", call());
+    printf("missing %s\n", dlsym(h, "no_such_symbol") == NULL && dlerror() != NULL ? "null+error" : "wrong");
+    printf("missing-cu %s\n", dlsym(libcuda(), "cuNoSuchThing") == NULL && dlerror() != NULL ? "null+error" : "wrong");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(mode, "rtldnext") && strcmp(mode, "sigowner"))
+        ctx();
+    if (!strcmp(mode, "direct"))
+        route_direct_alloc(1000003);
+    else if (!strcmp(mode, "dlsym"))
+        route_dlsym_alloc(1000033);
+    else if (!strcmp(mode, "gpa4"))
+        route_gpa4_alloc(1000037);
+    else if (!strcmp(mode, "gpa5"))
+        route_gpa5_alloc(1000039);
+    else if (!strcmp(mode, "gpa5_ptsz"))
+        route_gpa5_ptsz_alloc(1000081);
+    else if (!strcmp(mode, "gpa_self"))
+        route_gpa_self_alloc(1000099);
+    else if (!strcmp(mode, "legacy"))
+        route_legacy_lookup();
+    else if (!strcmp(mode, "vmm"))
+        mode_vmm();
+    else if (!strcmp(mode, "pool"))
+        mode_pool();
+    else if (!strcmp(mode, "kinds"))
+        mode_kinds();
+    else if (!strcmp(mode, "oom"))
+        mode_oom();
+    else if (!strcmp(mode, "frees"))
+        mode_frees();
+    else if (!strcmp(mode, "threads"))
+        mode_threads(argc > 2 ? atoi(argv[2]) : 200);
+    else if (!strcmp(mode, "exit"))
+        mode_exit();
+    else if (!strcmp(mode, "fork"))
+        mode_fork();
+    else if (!strcmp(mode, "sigowner"))
+        mode_sigowner();
+    else if (!strcmp(mode, "rtldnext"))
+        mode_rtldnext();
+    else if (!strcmp(mode, "apidump"))
+        prog_dump();
+    else {
+        fprintf(stderr, "unknown mode '%s'\n", mode);
+        return 2;
+    }
+    printf("done\n");
+    return 0;
+}

@@ -1,0 +1,124 @@
+/* VMM handles in several orders, pools with trim, managed and pinned host memory: the state each
+ * dump shows along the way. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define MiB (1ull << 20)
+
+static const struct vt_df_phys *only_phys(const struct vt_dumpfile *d)
+{
+    return d->nphys == 1 ? &d->phys[0] : NULL;
+}
+
+static void test_vmm(void)
+{
+    struct run r;
+    struct vt_dumpfile d[8];
+    const char *args[] = {"vmm", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 8);
+    if (!ok(r.status == 0 && n == 7, "vmm: six API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; stderr: %s", r.status, n, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    const struct vt_df_phys *p = only_phys(&d[0]);
+    ok(p && p->size == 2 * MiB && p->refs == 1 && p->maps == 1 && !strcmp(p->kind, "vmm_physical"),
+       "created and mapped: one handle, refs 1, maps 1");
+    ok(p && p->device == 0, "device from prop->location");
+    is_u64(count_allocs(&d[0], "vmm_map", "cuMemMap", 2 * MiB), 1, "one mapping");
+    is_u64(count_allocs(&d[0], "va_reserved", "cuMemAddressReserve", 8 * MiB), 1, "the reservation");
+    is_u64(d[0].devices[0].reserved, 2 * MiB, "reserved counts the physical handle, not the address space");
+    p = only_phys(&d[1]);
+    ok(p && p->refs == 1 && p->maps == 0, "unmapped before release: still live");
+    is_u64(count_allocs(&d[1], "vmm_map", NULL, 0), 0, "mapping gone");
+    is_u64(d[2].nphys, 0, "released after unmap: gone");
+    is_u64(d[2].devices[0].reserved, 0, "reserved back to 0");
+    p = only_phys(&d[3]);
+    ok(p && p->size == 4 * MiB && p->refs == 0 && p->maps == 1, "released before unmap: live through its mapping");
+    p = only_phys(&d[4]);
+    ok(p && p->refs == 1 && p->maps == 0, "retained, then unmapped: live through the retained reference");
+    is_u64(d[5].nphys + d[5].nallocs, 0, "everything released, unmapped and freed");
+    is_u64(vt_df_counter(&d[5], "unknown_frees"), 1, "the failed second release counted as unknown, nothing else");
+    const struct vt_df_api *cr = vt_df_api(&d[5], "cuMemCreate");
+    ok(cr && cr->allocs == 4 && cr->frees == 4, "four handles created, four freed");
+    const struct vt_df_api *mp = vt_df_api(&d[5], "cuMemMap");
+    ok(mp && mp->allocs == 4 && mp->frees == 4, "four mappings made, four removed (two by one unmap)");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+static void test_pool(void)
+{
+    struct run r;
+    struct vt_dumpfile d[6];
+    const char *args[] = {"pool", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 6);
+    char buf[64];
+    uint64_t pool = strtoull(out_value(&r, "pool", buf, sizeof buf) ? buf : "0", NULL, 16);
+    if (!ok(r.status == 0 && n == 5 && pool, "pool: four API dumps and the exit dump")) {
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    static const uint64_t reserved[] = {5 * MiB, 5 * MiB, 1 * MiB, 1 * MiB};
+    static const uint64_t used[] = {5 * MiB, 1 * MiB, 1 * MiB, 0};
+    static const uint64_t live[] = {2, 1, 1, 0};
+    for (int i = 0; i < 4; i++) {
+        const struct vt_df_pool *p = NULL;
+        for (size_t j = 0; j < d[i].npools; j++)
+            if (d[i].pools[j].handle == pool)
+                p = &d[i].pools[j];
+        ok(p && !p->is_default && p->device == 0, "dump %d lists the explicit pool", i + 1);
+        is_u64(p ? p->reserved : 0, reserved[i], "pool reserved (the pool keeps freed memory until trimmed)");
+        is_u64(p ? p->used : 0, used[i], "pool used");
+        is_u64(count_allocs(&d[i], "async", "cuMemAllocFromPoolAsync", 0), live[i], "live async entries");
+        ok(p && p->threshold_known && p->threshold == UINT64_MAX, "release threshold read (UINT64_MAX)");
+    }
+    const struct vt_df_alloc *a = find_alloc(&d[0], 4 * MiB);
+    ok(a && a->pool == pool && a->device == 0, "async entry carries its pool and the pool's device");
+    ok(a && stack_has(&d[0], a->stack, "pool_alloc"), "stack names pool_alloc");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+static void test_kinds(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"kinds", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    char buf[64];
+    uint64_t pitch = strtoull(out_value(&r, "pitch", buf, sizeof buf) ? buf : "0", NULL, 10);
+    if (!ok(r.status == 0 && n == 3 && pitch, "kinds: two API dumps and the exit dump")) {
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(count_allocs(&d[0], "managed", "cuMemAllocManaged", 3 * MiB), 1, "managed is its own kind");
+    is_u64(count_allocs(&d[0], "host_pinned", "cuMemAllocHost_v2", 5 * MiB), 1, "cuMemAllocHost is pinned host");
+    is_u64(count_allocs(&d[0], "host_pinned", "cuMemHostAlloc", 7 * MiB), 1, "cuMemHostAlloc is pinned host");
+    is_u64(count_allocs(&d[0], "device", "cuMemAllocPitch_v2", pitch * 10), 1, "pitched: pitch x height bytes");
+    is_u64(d[0].devices[0].reserved, pitch * 10, "device reserved holds neither managed nor host memory");
+    const struct vt_df_alloc *m = find_alloc(&d[0], 3 * MiB);
+    ok(m && m->device == 0 && stack_has(&d[0], m->stack, "kinds_alloc"), "managed: device 0, stack kinds_alloc");
+    const struct vt_df_alloc *h = find_alloc(&d[0], 5 * MiB);
+    ok(h && h->device == -1, "host memory has no device");
+    is_u64(d[1].nallocs, 0, "all freed");
+    is_u64(d[1].devices[0].reserved_peak, pitch * 10, "peak reserved remembered");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+int main(void)
+{
+    test_vmm();
+    test_pool();
+    test_kinds();
+    return tap_done();
+}

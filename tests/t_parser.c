@@ -1,0 +1,120 @@
+/* The dump reader on good and bad input: a dump the library wrote reads back; a missing file, a
+ * non-dump, a truncated dump, a newer format and a garbage field are each rejected with the file and
+ * line, by the reader and by `vramtrace report` (exit 2, one line). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fwrite(text, 1, len, f);
+        fclose(f);
+    }
+}
+
+/* Expects the reader to fail with "path:line:" and a message containing want. */
+static void expect_bad(const char *dir, const char *name, const char *text, size_t len, int line, const char *want)
+{
+    char path[1024], prefix[1100], err[600];
+    struct vt_dumpfile d;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (text)
+        write_file(path, text, len);
+    int r = vt_dumpfile_read(path, &d, err, sizeof err);
+    snprintf(prefix, sizeof prefix, "%s:%d: ", path, line);
+    ok(r == -1 && (line < 0 || !strncmp(err, prefix, strlen(prefix))) && strstr(err, want), "%s rejected: %s", name, err);
+
+    struct run rr;
+    const char *args[] = {"report", path, NULL};
+    run_prog(&rr, "../vramtrace", args, NULL, 0);
+    ok(rr.status == 2 && count_lines(rr.err, "vramtrace: ") == 1 && strstr(rr.err, path) && !rr.out[0],
+       "vramtrace report %s: exit 2, one line naming the file", name);
+    run_free(&rr);
+}
+
+int main(void)
+{
+    struct run r;
+    const char *args[] = {"direct", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+    struct vt_dumpfile d;
+    char err[600];
+    ok(vt_dumpfile_read(path, &d, err, sizeof err) == 0, "a dump written by the library reads back");
+    ok(d.nmodules > 3 && d.nstacks >= 1 && d.nframes >= 1 && d.nallocs == 1, "with modules, stacks, frames, allocations");
+    int has_build_id = 0;
+    for (size_t i = 0; i < d.nmodules; i++)
+        has_build_id |= strstr(d.modules[i].path, "libcuda.so.1") && strcmp(d.modules[i].build_id, "-");
+    ok(has_build_id, "the module map carries build-ids");
+    vt_dumpfile_free(&d);
+
+    struct run rep;
+    const char *rargs[] = {"report", path, NULL};
+    run_prog(&rep, "../vramtrace", rargs, NULL, 0);
+    ok(rep.status == 0 && strstr(rep.out, "route_direct_alloc") && strstr(rep.out, "976.6 KiB"),
+       "vramtrace report shows the site and its size");
+    run_free(&rep);
+
+    char *good = read_all(path);
+    ok(good != NULL, "dump text");
+    if (!good)
+        return tap_done();
+    size_t len = strlen(good);
+    int lines = count_lines(good, "");
+
+    expect_bad(r.dir, "missing.dump", NULL, 0, -1, "No such file");
+    expect_bad(r.dir, "empty.dump", "", 0, 1, "empty file");
+    expect_bad(r.dir, "text.dump", "hello world\n", 12, 1, "not a vramtrace dump");
+    /* Truncated: everything but the closing line. */
+    expect_bad(r.dir, "truncated.dump", good, len - 4, lines, "no closing 'end'");
+    /* Cut inside a line. */
+    expect_bad(r.dir, "cut.dump", good, len / 2, -1, "");
+    char *newer = strdup(good);
+    newer[15] = '9'; /* "vramtrace-dump 1" -> "vramtrace-dump 9" */
+    expect_bad(r.dir, "newer.dump", newer, len, 1, "newer than this reader");
+    free(newer);
+    char *bad = malloc(len + 64);
+    char *at = strstr(good, "\nalloc ");
+    size_t head = (size_t)(at - good) + 1;
+    memcpy(bad, good, head);
+    int n = sprintf(bad + head, "alloc 0x10 12x device cuMemAlloc_v2 0 0x0 0x0 0x0 0 1 1 1 1\n");
+    memcpy(bad + head + n, good + head, len - head);
+    expect_bad(r.dir, "garbage.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
+               "not a number: '12x'");
+    memcpy(bad, good, len);
+    memcpy(bad + len, "alloc\n", 6);
+    expect_bad(r.dir, "after-end.dump", bad, len + 6, lines + 1, "after the closing 'end'");
+    memcpy(bad, good, head);
+    n = sprintf(bad + head, "bogus 1 2 3\n");
+    memcpy(bad + head + n, good + head, len - head);
+    expect_bad(r.dir, "unknown.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
+               "unknown record 'bogus'");
+    free(bad);
+    free(good);
+    run_free(&r);
+    return tap_done();
+}

@@ -1,0 +1,34 @@
+/* The vramtrace command: dispatches to its verbs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "vt_cmd.h"
+
+static void vt_usage(FILE *f)
+{
+    fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--depth N] -- CMD [ARGS...]\n"
+          "       vramtrace dump PID [--dir D] [--timeout S]\n"
+          "       vramtrace report DUMP [--top N]\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        vt_usage(stderr);
+        return VT_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        vt_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "run"))
+        return vt_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "dump"))
+        return vt_cmd_dump(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report"))
+        return vt_cmd_report(argc - 1, argv + 1);
+    fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);
+    vt_usage(stderr);
+    return VT_EXIT_USAGE;
+}

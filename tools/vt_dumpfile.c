@@ -1,0 +1,434 @@
+/* The dump reader. Line-oriented and strict: every field of every line is parsed and range-checked,
+ * a record type it does not know is an error, and a file without its closing "end" is rejected, so a
+ * truncated or corrupted dump is reported with the file and line, never half-read. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vramtrace.h"
+#include "vt_dumpfile.h"
+
+#define VT_DF_MAX_FIELDS 160
+
+struct vt_df_parser {
+    const char *path;
+    unsigned long line;
+    char *err;
+    size_t errlen;
+    char *field[VT_DF_MAX_FIELDS];
+    int nf;
+    char *rest; /* the text after the fields counted so far, for records ending in a path */
+};
+
+static int vt_df_fail(struct vt_df_parser *p, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(p->err, p->errlen, "%s:%lu: ", p->path, p->line);
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < p->errlen)
+        vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+#define VT_DF_GROW(arr, n, cap)                                             \
+    do {                                                                    \
+        if ((n) == (cap)) {                                                 \
+            size_t nc_ = (cap) ? 2 * (cap) : 16;                            \
+            void *np_ = realloc((arr), nc_ * sizeof *(arr));                \
+            if (!np_)                                                       \
+                return vt_df_fail(p, "out of memory");                      \
+            (arr) = np_;                                                    \
+            (cap) = nc_;                                                    \
+        }                                                                   \
+    } while (0)
+
+static int vt_df_u64(struct vt_df_parser *p, int i, uint64_t *out, int allow_unknown)
+{
+    const char *s = p->field[i];
+    if (allow_unknown && !strcmp(s, "-")) {
+        *out = VT_DF_UNKNOWN;
+        return 0;
+    }
+    int hex = s[0] == '0' && s[1] == 'x';
+    const char *digits = hex ? s + 2 : s;
+    if (!*digits)
+        return vt_df_fail(p, "field %d is not a number: '%s'", i + 1, s);
+    for (const char *c = digits; *c; c++)
+        if (!(hex ? ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')) : (*c >= '0' && *c <= '9')))
+            return vt_df_fail(p, "field %d is not a number: '%s'", i + 1, s);
+    errno = 0;
+    unsigned long long v = strtoull(digits, NULL, hex ? 16 : 10);
+    if (errno == ERANGE)
+        return vt_df_fail(p, "field %d is out of range: '%s'", i + 1, s);
+    *out = v;
+    return 0;
+}
+
+static int vt_df_int(struct vt_df_parser *p, int i, int *out, long lo, long hi)
+{
+    const char *s = p->field[i];
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno == ERANGE || v < lo || v > hi)
+        return vt_df_fail(p, "field %d is not a number from %ld to %ld: '%s'", i + 1, lo, hi, s);
+    *out = (int)v;
+    return 0;
+}
+
+static int vt_df_u32(struct vt_df_parser *p, int i, uint32_t *out)
+{
+    uint64_t v;
+    if (vt_df_u64(p, i, &v, 0) < 0)
+        return -1;
+    if (v > UINT32_MAX)
+        return vt_df_fail(p, "field %d is out of range: '%s'", i + 1, p->field[i]);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int vt_df_word(struct vt_df_parser *p, int i, char *out, size_t len)
+{
+    if (strlen(p->field[i]) >= len)
+        return vt_df_fail(p, "field %d is too long", i + 1);
+    strcpy(out, p->field[i]);
+    return 0;
+}
+
+static int vt_df_nfields(struct vt_df_parser *p, int want)
+{
+    if (p->nf != want)
+        return vt_df_fail(p, "'%s' record has %d fields, expected %d", p->field[0], p->nf, want);
+    return 0;
+}
+
+/* Splits at most max fields; the text after them stays in p->rest. */
+static void vt_df_split(struct vt_df_parser *p, char *s, int max)
+{
+    p->nf = 0;
+    p->rest = NULL;
+    while (*s && p->nf < max) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        p->field[p->nf++] = s;
+        while (*s && *s != ' ')
+            s++;
+        if (*s)
+            *s++ = 0;
+    }
+    while (*s == ' ')
+        s++;
+    p->rest = *s ? s : NULL;
+}
+
+struct vt_df_caps {
+    size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
+};
+
+static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const char *key, int *seen)
+{
+    if (!strcmp(key, "pid") || !strcmp(key, "ppid")) {
+        int v;
+        if (vt_df_nfields(p, 2) < 0 || vt_df_int(p, 1, &v, 0, 0x7fffffff) < 0)
+            return -1;
+        *(key[0] == 'p' && key[1] == 'p' ? &d->ppid : &d->pid) = v;
+        if (key[1] == 'i')
+            *seen |= 1;
+    } else if (!strcmp(key, "reason")) {
+        static const char *const ok[] = {"signal", "exit", "oom", "interval", "api"};
+        if (vt_df_nfields(p, 2) < 0)
+            return -1;
+        size_t i;
+        for (i = 0; i < sizeof ok / sizeof ok[0] && strcmp(ok[i], p->field[1]); i++)
+            ;
+        if (i == sizeof ok / sizeof ok[0])
+            return vt_df_fail(p, "unknown dump reason '%s'", p->field[1]);
+        strcpy(d->reason, p->field[1]);
+        *seen |= 2;
+    } else if (!strcmp(key, "seq")) {
+        uint64_t v;
+        if (vt_df_nfields(p, 2) < 0 || vt_df_u64(p, 1, &v, 0) < 0)
+            return -1;
+        d->seq = (unsigned long)v;
+    } else if (!strcmp(key, "time") || !strcmp(key, "start")) {
+        uint64_t w, m;
+        if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &w, 0) < 0 || vt_df_u64(p, 2, &m, 0) < 0)
+            return -1;
+        if (key[0] == 't') {
+            d->time_wall = w;
+            d->time_mono = m;
+        } else {
+            d->start_wall = w;
+            d->start_mono = m;
+        }
+    } else if (!strcmp(key, "depth")) {
+        if (vt_df_nfields(p, 2) < 0 || vt_df_int(p, 1, &d->depth, 0, 1024) < 0)
+            return -1;
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap, int *seen)
+{
+    const char *key = p->field[0];
+    int r = vt_df_header(p, d, key, seen);
+    if (r <= 0)
+        return r;
+    if (!strcmp(key, "exe")) {
+        if (p->nf != 1 || !p->rest)
+            return vt_df_fail(p, "'exe' record needs a path");
+        free(d->exe);
+        if (!(d->exe = strdup(p->rest)))
+            return vt_df_fail(p, "out of memory");
+    } else if (!strcmp(key, "device")) {
+        VT_DF_GROW(d->devices, d->ndevices, cap->devices);
+        struct vt_df_device *v = &d->devices[d->ndevices];
+        if (vt_df_nfields(p, 6) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
+            vt_df_u64(p, 2, &v->total, 1) < 0 || vt_df_u64(p, 3, &v->free, 1) < 0 ||
+            vt_df_u64(p, 4, &v->reserved, 0) < 0 || vt_df_u64(p, 5, &v->reserved_peak, 0) < 0)
+            return -1;
+        d->ndevices++;
+    } else if (!strcmp(key, "pool")) {
+        VT_DF_GROW(d->pools, d->npools, cap->pools);
+        struct vt_df_pool *v = &d->pools[d->npools];
+        if (vt_df_nfields(p, 9) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_int(p, 2, &v->device, -1, 1023) < 0)
+            return -1;
+        if (strcmp(p->field[3], "default") && strcmp(p->field[3], "explicit"))
+            return vt_df_fail(p, "pool kind must be default or explicit, not '%s'", p->field[3]);
+        v->is_default = !strcmp(p->field[3], "default");
+        if (vt_df_u64(p, 4, &v->reserved, 1) < 0 || vt_df_u64(p, 5, &v->used, 1) < 0 ||
+            vt_df_u64(p, 6, &v->reserved_high, 1) < 0 || vt_df_u64(p, 7, &v->used_high, 1) < 0 ||
+            vt_df_u64(p, 8, &v->threshold, 1) < 0)
+            return -1;
+        v->threshold_known = strcmp(p->field[8], "-") != 0;
+        d->npools++;
+    } else if (!strcmp(key, "counter") || !strcmp(key, "kind") || !strcmp(key, "unwatched")) {
+        int is_kind = key[0] == 'k';
+        struct vt_df_named **arr = key[0] == 'c' ? &d->counters : is_kind ? &d->kinds : &d->unwatched;
+        size_t *n = key[0] == 'c' ? &d->ncounters : is_kind ? &d->nkinds : &d->nunwatched;
+        size_t *c = key[0] == 'c' ? &cap->counters : is_kind ? &cap->kinds : &cap->unwatched;
+        VT_DF_GROW(*arr, *n, *c);
+        struct vt_df_named *v = &(*arr)[*n];
+        memset(v, 0, sizeof *v);
+        if (vt_df_nfields(p, is_kind ? 4 : 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+            vt_df_u64(p, 2, &v->count, 0) < 0 || (is_kind && vt_df_u64(p, 3, &v->bytes, 0) < 0))
+            return -1;
+        (*n)++;
+    } else if (!strcmp(key, "api")) {
+        VT_DF_GROW(d->apis, d->napis, cap->apis);
+        struct vt_df_api *v = &d->apis[d->napis];
+        if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+            vt_df_u64(p, 2, &v->calls, 0) < 0 || vt_df_u64(p, 3, &v->allocs, 0) < 0 ||
+            vt_df_u64(p, 4, &v->frees, 0) < 0 || vt_df_u64(p, 5, &v->bytes_alloc, 0) < 0 ||
+            vt_df_u64(p, 6, &v->bytes_freed, 0) < 0 || vt_df_u64(p, 7, &v->failed, 0) < 0)
+            return -1;
+        d->napis++;
+    } else if (!strcmp(key, "oom")) {
+        struct vt_df_oom *v = &d->oom;
+        if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->seq, 0) < 0 || vt_df_word(p, 2, v->api, sizeof v->api) < 0 ||
+            vt_df_u64(p, 3, &v->size, 0) < 0 || vt_df_int(p, 4, &v->device, -1, 1023) < 0 ||
+            vt_df_u32(p, 5, &v->stack) < 0 || vt_df_int(p, 6, &v->result, -0x7fffffffL, 0x7fffffff) < 0 ||
+            vt_df_u64(p, 7, &v->time_ns, 0) < 0)
+            return -1;
+        v->present = 1;
+    } else if (!strcmp(key, "module")) {
+        VT_DF_GROW(d->modules, d->nmodules, cap->modules);
+        struct vt_df_module *v = &d->modules[d->nmodules];
+        memset(v, 0, sizeof *v);
+        if (p->nf != 6 || !p->rest)
+            return vt_df_fail(p, "'module' record needs an index, three addresses, a build-id and a path");
+        if (vt_df_int(p, 1, &v->index, 0, 0x7fffffff) < 0 || vt_df_u64(p, 2, &v->base, 0) < 0 ||
+            vt_df_u64(p, 3, &v->lo, 0) < 0 || vt_df_u64(p, 4, &v->hi, 0) < 0 ||
+            vt_df_word(p, 5, v->build_id, sizeof v->build_id) < 0)
+            return -1;
+        if (!(v->path = strdup(p->rest)))
+            return vt_df_fail(p, "out of memory");
+        d->nmodules++;
+    } else if (!strcmp(key, "stack")) {
+        VT_DF_GROW(d->stacks, d->nstacks, cap->stacks);
+        struct vt_df_stack *v = &d->stacks[d->nstacks];
+        if (p->nf < 3 || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
+            return p->nf < 3 ? vt_df_fail(p, "'stack' record needs an id and a frame count") : -1;
+        if (v->n == 0 || (int)v->n != p->nf - 3)
+            return vt_df_fail(p, "stack %u says %u frames but has %d", v->id, v->n, p->nf - 3);
+        if (!(v->pc = malloc(v->n * sizeof *v->pc)))
+            return vt_df_fail(p, "out of memory");
+        for (uint32_t i = 0; i < v->n; i++)
+            if (vt_df_u64(p, 3 + (int)i, &v->pc[i], 0) < 0) {
+                free(v->pc);
+                return -1;
+            }
+        d->nstacks++;
+    } else if (!strcmp(key, "frame")) {
+        VT_DF_GROW(d->frames, d->nframes, cap->frames);
+        struct vt_df_frame *v = &d->frames[d->nframes];
+        if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->pc, 0) < 0)
+            return -1;
+        v->name = NULL;
+        if (strcmp(p->field[2], "-") && !(v->name = strdup(p->field[2])))
+            return vt_df_fail(p, "out of memory");
+        d->nframes++;
+    } else if (!strcmp(key, "alloc")) {
+        VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
+        struct vt_df_alloc *v = &d->allocs[d->nallocs];
+        if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+            vt_df_word(p, 3, v->kind, sizeof v->kind) < 0 || vt_df_word(p, 4, v->api, sizeof v->api) < 0 ||
+            vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &v->stream, 0) < 0 ||
+            vt_df_u64(p, 7, &v->pool, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
+            vt_df_u64(p, 9, &v->offset, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
+            vt_df_u64(p, 11, &v->seq, 0) < 0 || vt_df_u64(p, 12, &v->time_ns, 0) < 0 ||
+            vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
+            return -1;
+        d->nallocs++;
+    } else if (!strcmp(key, "phys")) {
+        VT_DF_GROW(d->phys, d->nphys, cap->phys);
+        struct vt_df_phys *v = &d->phys[d->nphys];
+        if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+            vt_df_word(p, 3, v->kind, sizeof v->kind) < 0 || vt_df_word(p, 4, v->api, sizeof v->api) < 0 ||
+            vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
+            vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
+            vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
+            vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
+            return -1;
+        d->nphys++;
+    } else {
+        return vt_df_fail(p, "unknown record '%s'", key);
+    }
+    return 0;
+}
+
+int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
+{
+    struct vt_df_parser p = {.path = path, .err = err, .errlen = errlen};
+    struct vt_df_caps cap = {0};
+    memset(d, 0, sizeof *d);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t linecap = 0;
+    ssize_t len;
+    int ended = 0, seen = 0, r = 0;
+    while (r == 0 && (len = getline(&line, &linecap, f)) >= 0) {
+        p.line++;
+        if (ended) {
+            r = vt_df_fail(&p, "text after the closing 'end'");
+            break;
+        }
+        if (len == 0 || line[len - 1] != '\n') {
+            r = vt_df_fail(&p, "truncated line (no newline): the dump is incomplete");
+            break;
+        }
+        line[--len] = 0;
+        if (memchr(line, 0, (size_t)len)) {
+            r = vt_df_fail(&p, "NUL byte in the line");
+            break;
+        }
+        /* Records that end in free text (a path) are split only up to it. */
+        int max = !strncmp(line, "exe ", 4) ? 1 : !strncmp(line, "module ", 7) ? 6 : VT_DF_MAX_FIELDS;
+        vt_df_split(&p, line, max);
+        if (p.line == 1) {
+            if (p.nf != 2 || strcmp(p.field[0], "vramtrace-dump")) {
+                r = vt_df_fail(&p, "not a vramtrace dump (no 'vramtrace-dump VERSION' line)");
+            } else if (vt_df_int(&p, 1, &d->version, 1, 1000000) == 0 && d->version > VRAMTRACE_FORMAT_VERSION) {
+                r = vt_df_fail(&p, "format version %d is newer than this reader (%d): use a newer vramtrace",
+                               d->version, VRAMTRACE_FORMAT_VERSION);
+            } else if (!d->version) {
+                r = -1;
+            }
+            continue;
+        }
+        if (p.nf == 0) {
+            r = vt_df_fail(&p, "empty line");
+        } else if (p.nf == 1 && !p.rest && !strcmp(p.field[0], "end")) {
+            ended = 1;
+        } else if (max == VT_DF_MAX_FIELDS && p.rest) {
+            r = vt_df_fail(&p, "too many fields");
+        } else {
+            r = vt_df_record(&p, d, &cap, &seen);
+        }
+    }
+    if (r == 0 && ferror(f)) {
+        snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+        r = -1;
+    }
+    free(line);
+    fclose(f);
+    if (r == 0 && p.line == 0) {
+        snprintf(err, errlen, "%s:1: empty file: not a vramtrace dump", path);
+        r = -1;
+    } else if (r == 0 && !ended) {
+        p.line++;
+        r = vt_df_fail(&p, "no closing 'end' line: the dump is truncated");
+    } else if (r == 0 && (seen & 3) != 3) {
+        snprintf(err, errlen, "%s:%lu: the header lacks its %s line", path, p.line, (seen & 1) ? "reason" : "pid");
+        r = -1;
+    }
+    if (r != 0)
+        vt_dumpfile_free(d);
+    return r;
+}
+
+void vt_dumpfile_free(struct vt_dumpfile *d)
+{
+    free(d->exe);
+    for (size_t i = 0; i < d->nmodules; i++)
+        free(d->modules[i].path);
+    for (size_t i = 0; i < d->nstacks; i++)
+        free(d->stacks[i].pc);
+    for (size_t i = 0; i < d->nframes; i++)
+        free(d->frames[i].name);
+    free(d->devices);
+    free(d->pools);
+    free(d->counters);
+    free(d->apis);
+    free(d->kinds);
+    free(d->unwatched);
+    free(d->modules);
+    free(d->stacks);
+    free(d->frames);
+    free(d->allocs);
+    free(d->phys);
+    memset(d, 0, sizeof *d);
+}
+
+const struct vt_df_stack *vt_df_stack(const struct vt_dumpfile *d, uint32_t id)
+{
+    for (size_t i = 0; i < d->nstacks; i++)
+        if (d->stacks[i].id == id)
+            return &d->stacks[i];
+    return NULL;
+}
+
+const char *vt_df_frame_name(const struct vt_dumpfile *d, uint64_t pc)
+{
+    for (size_t i = 0; i < d->nframes; i++)
+        if (d->frames[i].pc == pc)
+            return d->frames[i].name;
+    return NULL;
+}
+
+uint64_t vt_df_counter(const struct vt_dumpfile *d, const char *name)
+{
+    for (size_t i = 0; i < d->ncounters; i++)
+        if (!strcmp(d->counters[i].name, name))
+            return d->counters[i].count;
+    return 0;
+}
+
+const struct vt_df_api *vt_df_api(const struct vt_dumpfile *d, const char *name)
+{
+    for (size_t i = 0; i < d->napis; i++)
+        if (!strcmp(d->apis[i].name, name))
+            return &d->apis[i];
+    return NULL;
+}

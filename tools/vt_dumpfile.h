@@ -1,0 +1,121 @@
+/* Reading a dump file (docs/FORMAT.md) into memory, with every field checked. Shared by the
+ * vramtrace command and the tests. */
+#ifndef VT_DUMPFILE_H
+#define VT_DUMPFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VT_DF_UNKNOWN UINT64_MAX
+
+struct vt_df_device {
+    int ordinal;
+    uint64_t total, free; /* VT_DF_UNKNOWN when not known */
+    uint64_t reserved, reserved_peak;
+};
+
+struct vt_df_pool {
+    uint64_t handle;
+    int device;
+    int is_default;
+    uint64_t reserved, used, reserved_high, used_high; /* VT_DF_UNKNOWN when not known */
+    uint64_t threshold;
+    int threshold_known;
+};
+
+struct vt_df_api {
+    char name[48];
+    uint64_t calls, allocs, frees, bytes_alloc, bytes_freed, failed;
+};
+
+struct vt_df_named {
+    char name[48];
+    uint64_t count, bytes;
+};
+
+struct vt_df_module {
+    int index;
+    uint64_t base, lo, hi;
+    char build_id[132];
+    char *path;
+};
+
+struct vt_df_stack {
+    uint32_t id;
+    uint32_t n;
+    uint64_t *pc;
+};
+
+struct vt_df_frame {
+    uint64_t pc;
+    char *name; /* "sym+0xoff", or NULL */
+};
+
+struct vt_df_alloc {
+    uint64_t addr, size, stream, pool, handle, offset, seq, time_ns;
+    uint32_t stack;
+    int device, tid;
+    char kind[24];
+    char api[48];
+};
+
+struct vt_df_phys {
+    uint64_t handle, size, seq, time_ns;
+    uint32_t stack;
+    int device, refs, maps, tid;
+    char kind[24];
+    char api[48];
+};
+
+struct vt_df_oom {
+    int present;
+    uint64_t seq, size, time_ns;
+    uint32_t stack;
+    int device, result;
+    char api[48];
+};
+
+struct vt_dumpfile {
+    int version;
+    long pid, ppid;
+    char *exe;
+    char reason[16];
+    unsigned long seq;
+    uint64_t time_wall, time_mono, start_wall, start_mono;
+    int depth;
+    struct vt_df_device *devices;
+    size_t ndevices;
+    struct vt_df_pool *pools;
+    size_t npools;
+    struct vt_df_named *counters;
+    size_t ncounters;
+    struct vt_df_api *apis;
+    size_t napis;
+    struct vt_df_named *kinds;
+    size_t nkinds;
+    struct vt_df_named *unwatched;
+    size_t nunwatched;
+    struct vt_df_oom oom;
+    struct vt_df_module *modules;
+    size_t nmodules;
+    struct vt_df_stack *stacks;
+    size_t nstacks;
+    struct vt_df_frame *frames;
+    size_t nframes;
+    struct vt_df_alloc *allocs;
+    size_t nallocs;
+    struct vt_df_phys *phys;
+    size_t nphys;
+};
+
+/* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */
+int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen);
+void vt_dumpfile_free(struct vt_dumpfile *d);
+
+/* Look-ups (NULL / 0 when absent). */
+const struct vt_df_stack *vt_df_stack(const struct vt_dumpfile *d, uint32_t id);
+const char *vt_df_frame_name(const struct vt_dumpfile *d, uint64_t pc);
+uint64_t vt_df_counter(const struct vt_dumpfile *d, const char *name);
+const struct vt_df_api *vt_df_api(const struct vt_dumpfile *d, const char *name);
+
+#endif
