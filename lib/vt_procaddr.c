@@ -10,13 +10,16 @@
 #undef cuGetProcAddress
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 
-/* Entry points that can take or give back memory: the ones a report must name when unwatched. */
+/* Entry points that take or give back memory (not those that only copy, set or query): the ones a
+ * report must name when they are not watched. */
 static int vt_memory_related(const char *name)
 {
     static const char *const prefixes[] = {
         "cuMemAlloc", "cuMemFree", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemAddress",
-        "cuMemPool", "cuMemHostAlloc", "cuMemRetain", "cuMemImport", "cuArray", "cuMipmappedArray",
-        "cuGraphAddMem", "cuGraphMem", "cuDeviceGraphMem", "cuMulticast",
+        "cuMemHostAlloc", "cuMemHostRegister", "cuMemRetain", "cuMemImport", "cuMemPoolCreate",
+        "cuMemPoolDestroy", "cuMemPoolTrim", "cuMemPoolImportPointer", "cuArrayCreate", "cuArray3DCreate",
+        "cuArrayDestroy", "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuGraphAddMemAllocNode",
+        "cuGraphAddMemFreeNode", "cuDeviceGraphMemTrim", "cuMulticastCreate",
     };
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (!strncmp(name, prefixes[i], strlen(prefixes[i])))

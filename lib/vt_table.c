@@ -84,10 +84,16 @@ static void vt_live_sub_locked(enum vt_kind k, int device, uint64_t size)
         vt_c.reserved[device] -= size;
 }
 
+/* The thread id, asked of the kernel once per thread; a fork child inherits the forking thread's
+ * copy, so the child handler clears it. */
+static __thread int32_t vt_tid __attribute__((tls_model("initial-exec")));
+
 static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
 {
     *time_ns = vt_now_ns();
-    *tid = (int32_t)syscall(SYS_gettid);
+    if (!vt_tid)
+        vt_tid = (int32_t)syscall(SYS_gettid);
+    *tid = vt_tid;
     *seq = __atomic_add_fetch(&vt_c.seq, 1, __ATOMIC_RELAXED);
 }
 
@@ -486,5 +492,6 @@ void vt_table_atfork_child(void)
     memset(&vt_c, 0, sizeof vt_c);
     vt_c.max_device = -1;
     memset(&vt_last_oom, 0, sizeof vt_last_oom);
+    vt_tid = 0;
     pthread_mutex_unlock(&vt_lock);
 }

@@ -1,0 +1,91 @@
+/* Benchmark: time to write a dump of 100,000 live allocations over 10,000 distinct stacks, and how
+ * long a program thread's alloc+free pair was held up meanwhile (its worst pair during the dump
+ * against its worst pair before). Run under the library. */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define LIVE 100000
+#define STACKS 10000
+#define LEVELS 14
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static CUdeviceptr ptrs[LIVE];
+static void walk(int id, int level, int slot);
+
+/* Two functions chosen by the bits of id give each id its own call path. */
+__attribute__((noinline)) void path_a(int id, int level, int slot) { walk(id, level + 1, slot); __asm__ volatile(""); }
+__attribute__((noinline)) void path_b(int id, int level, int slot) { walk(id, level + 1, slot); __asm__ volatile(""); }
+
+static void walk(int id, int level, int slot)
+{
+    if (level == LEVELS) {
+        if (cuMemAlloc(&ptrs[slot], 4096))
+            exit(1);
+        return;
+    }
+    ((id >> level) & 1 ? path_b : path_a)(id, level, slot);
+}
+
+static volatile int phase; /* 0 before, 1 during the dump, 2 done */
+static double worst[2];
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    CUcontext c;
+    cuDevicePrimaryCtxRetain(&c, 0);
+    cuCtxSetCurrent(c);
+    while (phase < 2) {
+        CUdeviceptr p;
+        int ph = phase;
+        double t = now();
+        if (cuMemAlloc(&p, 256) || cuMemFree(p))
+            exit(1);
+        t = now() - t;
+        if (ph < 2 && t > worst[ph])
+            worst[ph] = t;
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    CUcontext c;
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c))
+        return 1;
+    for (int i = 0; i < LIVE; i++)
+        walk(i % STACKS, 0, i);
+    int (*dump)(char *, size_t) = (int (*)(char *, size_t))dlsym(RTLD_DEFAULT, "vramtrace_dump");
+    if (!dump) {
+        fprintf(stderr, "run under libvramtrace.so\n");
+        return 1;
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, churn, NULL);
+    struct timespec nap = {0, 200 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    char path[4096];
+    phase = 1;
+    double t0 = now();
+    int r = dump(path, sizeof path);
+    double dt = now() - t0;
+    phase = 2;
+    pthread_join(t, NULL);
+    struct stat st;
+    if (r || stat(path, &st))
+        return 1;
+    printf("dump_ms %.1f size_mib %.1f worst_pair_before_us %.1f worst_pair_during_us %.1f\n", dt * 1e3,
+           st.st_size / 1048576.0, worst[0] * 1e6, worst[1] * 1e6);
+    return 0;
+}

@@ -1,0 +1,29 @@
+#!/bin/sh
+# The README's demo: run the serving loop under vramtrace, ask it for a dump while it runs, and report
+# the dump it writes at exit. Uses the GPU when there is one, else the bundled fake driver.
+set -eu
+B=$(cd "$(dirname "$0")/../build" && pwd)
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
+  echo "demo: using the GPU"
+  nvcc -O2 -cudart shared -o "$B/serve_loop" examples/serve_loop.c
+else
+  echo "demo: no GPU; using the fake CUDA driver in build/fake"
+  cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"$CUDA_HOME/include" -o "$B/serve_loop" examples/serve_loop.c \
+     -L"$B/fake" -lcudart
+  export LD_LIBRARY_PATH="$B/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+D=$(mktemp -d /tmp/vramtrace-demo.XXXXXX)
+"$B/vramtrace" run --dir "$D" -- "$B/serve_loop" 300 &
+pid=$!
+sleep 1
+mid=$("$B/vramtrace" dump "$pid")
+wait "$pid"
+echo
+echo "== vramtrace report $mid (while serving)"
+"$B/vramtrace" report "$mid" --top 3
+echo
+echo "== vramtrace report (exit dump)"
+"$B/vramtrace" report "$D/vramtrace.$pid.2.dump" --top 3
+echo
+echo "dumps are in $D"
