@@ -17,7 +17,7 @@ PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
-            $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so
+            $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a
 
@@ -82,6 +82,8 @@ $(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/pro
 $(BUILD)/tests/libnext_a.so: $(BUILD)/tests/progs/next_a.o $(BUILD)/tests/libnext_b.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -l:libnext_b.so -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
 $(BUILD)/tests/libnext_b.so: $(BUILD)/tests/progs/next_b.o
+	$(CC) -shared -o $@ $^
+$(BUILD)/tests/libsig_early.so: $(BUILD)/tests/progs/sig_early.o
 	$(CC) -shared -o $@ $^
 
 $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)

@@ -125,8 +125,15 @@ int run_prog(struct run *r, const char *prog, const char *const *args, const cha
             setenv("LD_PRELOAD", lib, 1);
         else
             unsetenv("LD_PRELOAD");
-        for (const char *const *p = env; p && *p; p++)
-            putenv((char *)*p);
+        for (const char *const *p = env; p && *p; p++) {
+            if (!strncmp(*p, "LD_PRELOAD_AFTER=", 17)) {
+                char both[2 * PATH_MAX + 16];
+                snprintf(both, sizeof both, "%s:%s/tests/%s", lib, build_dir(), *p + 17);
+                setenv("LD_PRELOAD", both, 1);
+            } else {
+                putenv((char *)*p);
+            }
+        }
         const char *argv[32] = {exe};
         int n = 1;
         for (const char *const *a = args; a && *a && n < 31; a++)

@@ -1,7 +1,9 @@
 /* Dumps across a process's life: signals while 8 threads allocate, the exit dump, fork, and a program
  * that owns the dump signal. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -10,11 +12,11 @@ static void test_threads(void)
     struct run r;
     enum { MAXD = 512 };
     static struct vt_dumpfile d[MAXD];
-    const char *args[] = {"threads", "200", NULL};
+    const char *args[] = {"threads", "1000", NULL};
     run_prog(&r, "prog_driver", args, NULL, 1);
     size_t n = load_dumps(&r, d, MAXD);
     char buf[64];
-    ok(r.status == 0 && out_value(&r, "iterations", buf, sizeof buf), "8 threads under 200 signals: no deadlock, exit 0");
+    ok(r.status == 0 && out_value(&r, "iterations", buf, sizeof buf), "8 threads under 1000 signals: no deadlock, exit 0");
     diag("%zu dumps, %s iterations", n, buf);
     ok(n >= 2, "signal dumps were written (coalesced while one is being written) and read back complete");
     size_t consistent = 0, signals = 0;
@@ -45,6 +47,12 @@ static void test_exit(void)
         ok(find_alloc(&d[0], 1111111) && find_alloc(&d[0], 4444444), "the right ones");
         ok(stack_has(&d[0], find_alloc(&d[0], 4444444)->stack, "exit_leak_alloc"), "with their stacks");
         ok(d[0].pid == r.pid, "names its own pid");
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+        ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "the dump file is mode 0600");
+        snprintf(path, sizeof path, "%s/.vramtrace.%ld.1.dump.tmp", r.dir, r.pid);
+        ok(stat(path, &st) != 0, "no temporary file is left behind");
     }
     free_dumps(d, n);
     run_free(&r);
@@ -81,10 +89,45 @@ static void test_fork(void)
 static void test_sigowner(void)
 {
     struct run r;
+    struct vt_dumpfile d[4];
     const char *args[] = {"sigowner", NULL};
     char buf[64];
     run_prog(&r, "prog_driver", args, NULL, 1);
     is_str(out_value(&r, "handler-calls", buf, sizeof buf), "2", "a program that owns SIGUSR1 gets its handler called");
+    run_free(&r);
+
+    const char *chain[] = {"sigchain", NULL};
+    const char *env[] = {"LD_PRELOAD_AFTER=libsig_early.so", NULL};
+    run_prog(&r, "prog_driver", chain, env, 1);
+    is_str(out_value(&r, "early-handler-calls", buf, sizeof buf), "2",
+           "a handler installed before vramtrace's is still called (chained)");
+    size_t n = load_dumps(&r, d, 4);
+    ok(n == 3 && !strcmp(d[0].reason, "signal") && !strcmp(d[1].reason, "signal"), "and each signal gave a dump");
+    free_dumps(d, n);
+    run_free(&r);
+
+    const char *none[] = {"VRAMTRACE_SIGNAL=none", "LD_PRELOAD_AFTER=libsig_early.so", NULL};
+    run_prog(&r, "prog_driver", (const char *[]){"sigowner", NULL}, none, 1);
+    n = load_dumps(&r, d, 4);
+    ok(r.status == 0 && n == 1 && !strcmp(d[0].reason, "exit"), "VRAMTRACE_SIGNAL=none: no handler, only the exit dump");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+static void test_interval(void)
+{
+    struct run r;
+    enum { MAXD = 64 };
+    static struct vt_dumpfile d[MAXD];
+    const char *args[] = {"sleep", "700", NULL};
+    const char *env[] = {"VRAMTRACE_INTERVAL=0.1", NULL};
+    run_prog(&r, "prog_driver", args, env, 1);
+    size_t n = load_dumps(&r, d, MAXD), interval = 0;
+    for (size_t i = 0; i < n; i++)
+        interval += !strcmp(d[i].reason, "interval");
+    ok(interval >= 3 && interval <= 8, "VRAMTRACE_INTERVAL=0.1 over 0.7 s: %zu interval dumps", interval);
+    ok(n && !strcmp(d[n - 1].reason, "exit"), "then the exit dump");
+    free_dumps(d, n);
     run_free(&r);
 }
 
@@ -94,5 +137,6 @@ int main(void)
     test_exit();
     test_fork();
     test_sigowner();
+    test_interval();
     return tap_done();
 }

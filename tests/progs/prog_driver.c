@@ -257,7 +257,7 @@ static void mode_threads(int signals)
     pthread_t t[8];
     for (long i = 0; i < 8; i++)
         pthread_create(&t[i], NULL, thread_loop, (void *)i);
-    struct timespec nap = {0, 2 * 1000 * 1000};
+    struct timespec nap = {0, 200 * 1000};
     for (int i = 0; i < signals; i++) {
         kill(getpid(), SIGUSR1);
         nanosleep(&nap, NULL);
@@ -329,6 +329,24 @@ static void mode_sigowner(void)
     printf("handler-calls %d\n", (int)handler_calls);
 }
 
+/* Run with libsig_early.so preloaded after libvramtrace.so: its handler was installed first. */
+static void mode_sigchain(void)
+{
+    volatile sig_atomic_t *calls = (volatile sig_atomic_t *)dlsym(RTLD_DEFAULT, "sig_early_calls");
+    prog_check(calls != NULL, "libsig_early.so preloaded");
+    raise(SIGUSR1);
+    prog_wait_dumps(1);
+    raise(SIGUSR1);
+    prog_wait_dumps(2);
+    printf("early-handler-calls %d\n", (int)*calls);
+}
+
+static void mode_sleep(int ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
 static void mode_rtldnext(void)
 {
     void *h = dlopen("libnext_a.so", RTLD_NOW | RTLD_GLOBAL);
@@ -344,7 +362,7 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (strcmp(mode, "rtldnext") && strcmp(mode, "sigowner"))
+    if (strcmp(mode, "rtldnext") && strcmp(mode, "sigowner") && strcmp(mode, "sigchain"))
         ctx();
     if (!strcmp(mode, "direct"))
         route_direct_alloc(1000003);
@@ -378,6 +396,10 @@ int main(int argc, char **argv)
         mode_fork();
     else if (!strcmp(mode, "sigowner"))
         mode_sigowner();
+    else if (!strcmp(mode, "sigchain"))
+        mode_sigchain();
+    else if (!strcmp(mode, "sleep"))
+        mode_sleep(argc > 2 ? atoi(argv[2]) : 500);
     else if (!strcmp(mode, "rtldnext"))
         mode_rtldnext();
     else if (!strcmp(mode, "apidump"))
