@@ -182,9 +182,13 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
                 (unsigned long long)ac->bytes_alloc, (unsigned long long)ac->bytes_freed,
                 (unsigned long long)ac->failed);
     }
-    for (int k = 0; k < VT_KIND_COUNT; k++)
-        fprintf(f, "kind %s %llu %llu\n", vt_kind_name((enum vt_kind)k), (unsigned long long)s->c.live_count[k],
-                (unsigned long long)s->c.live_bytes[k]);
+    for (int k = 0; k < VT_KIND_COUNT; k++) {
+        const struct vt_kind_counters *kc = &s->c.kind[k];
+        fprintf(f, "kind %s %llu %llu %llu %llu %llu %llu\n", vt_kind_name((enum vt_kind)k),
+                (unsigned long long)s->c.live_count[k], (unsigned long long)s->c.live_bytes[k],
+                (unsigned long long)kc->allocs, (unsigned long long)kc->frees, (unsigned long long)kc->bytes_alloc,
+                (unsigned long long)kc->bytes_freed);
+    }
     for (size_t i = 0; i < s->nunwatched; i++)
         fprintf(f, "unwatched %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
                 (unsigned long long)s->unwatched[i].count);

@@ -9,12 +9,8 @@
 
 #include "vt_hash.h"
 #include "vt_log.h"
+#include "vt_slab.h"
 #include "vt_table.h"
-
-struct vt_node {
-    UT_hash_handle hh;
-    struct vt_alloc a;
-};
 
 struct vt_pnode {
     UT_hash_handle hh;
@@ -22,7 +18,7 @@ struct vt_pnode {
 };
 
 static pthread_mutex_t vt_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_node *vt_allocs;
+static struct vt_slot *vt_allocs;
 static struct vt_pnode *vt_phys_tab;
 static struct vt_pool *vt_pools;
 static size_t vt_npools, vt_pools_cap;
@@ -97,86 +93,103 @@ static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
     *seq = __atomic_add_fetch(&vt_c.seq, 1, __ATOMIC_RELAXED);
 }
 
-static void vt_count_free_locked(enum vt_fn api, uint64_t size, int sign)
+static void vt_count_alloc_locked(enum vt_fn api, enum vt_kind kind, uint64_t size)
+{
+    vt_c.api[api].allocs++;
+    vt_c.api[api].bytes_alloc += size;
+    vt_c.kind[kind].allocs++;
+    vt_c.kind[kind].bytes_alloc += size;
+}
+
+/* sign -1 takes back a free whose real call failed. */
+static void vt_count_free_locked(enum vt_fn api, enum vt_kind kind, uint64_t size, int sign)
 {
     vt_c.api[api].frees += (uint64_t)sign;
     vt_c.api[api].bytes_freed += (uint64_t)sign * size;
+    vt_c.kind[kind].frees += (uint64_t)sign;
+    vt_c.kind[kind].bytes_freed += (uint64_t)sign * size;
 }
 
-static void vt_insert_locked(struct vt_node *n)
+static struct vt_slot *vt_find_locked(uint64_t addr, uint64_t space)
 {
-    struct vt_node *old;
-    HASH_FIND(hh, vt_allocs, &n->a.addr, 2 * sizeof(uint64_t), old);
+    uint64_t key[2] = {addr, space};
+    struct vt_slot *slot;
+    HASH_FIND(hh, vt_allocs, key, sizeof key, slot);
+    return slot;
+}
+
+/* Takes a slot out of the table; its free is counted in the same step as the removal. */
+static void vt_take_locked(struct vt_slot *slot, struct vt_alloc *out)
+{
+    struct vt_alloc *e = vt_slab_entry(slot->index);
+    if (out)
+        *out = *e;
+    HASH_DEL(vt_allocs, slot);
+    vt_live_sub_locked(e->kind, e->device, e->size);
+    vt_count_free_locked(e->api, e->kind, e->size, 1);
+    vt_slab_put(slot->index);
+}
+
+/* Returns 0 when the entry could not be kept (our own memory ran out). */
+static int vt_insert_locked(const struct vt_alloc *a)
+{
+    struct vt_slot *old = vt_find_locked(a->addr, a->space);
     if (old) {
         /* The address came back from the driver while we still held it: its free took a route we
          * do not see. Keep the newer one, count the old one freed, and say how often this happened. */
-        HASH_DEL(vt_allocs, old);
-        vt_live_sub_locked(old->a.kind, old->a.device, old->a.size);
-        vt_count_free_locked(old->a.api, old->a.size, 1);
+        vt_take_locked(old, NULL);
         vt_c.replaced++;
-        free(old);
     }
-    vt_hash_oom = 0;
-    HASH_ADD(hh, vt_allocs, a.addr, 2 * sizeof(uint64_t), n);
-    if (vt_hash_oom) {
-        free(n);
+    uint32_t i = vt_slab_take();
+    if (i == VT_SLAB_NONE) {
         vt_c.dropped++;
-        return;
+        return 0;
     }
-    vt_live_add_locked(n->a.kind, n->a.device, n->a.size);
+    struct vt_alloc *e = vt_slab_entry(i);
+    struct vt_slot *slot = vt_slab_slot(i);
+    *e = *a;
+    vt_hash_oom = 0;
+    HASH_ADD_KEYPTR(hh, vt_allocs, &e->addr, 2 * sizeof(uint64_t), slot);
+    if (vt_hash_oom) {
+        vt_slab_put(i);
+        vt_c.dropped++;
+        return 0;
+    }
+    vt_live_add_locked(e->kind, e->device, e->size);
+    return 1;
 }
 
 void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
     vt_stamp(&a->seq, &a->time_ns, &a->tid);
-    struct vt_node *n = malloc(sizeof *n);
     pthread_mutex_lock(&vt_lock);
     vt_c.api[a->api].calls++;
-    if (n) {
-        memset(n, 0, sizeof *n);
-        n->a = *a;
-        vt_c.api[a->api].allocs++;
-        vt_c.api[a->api].bytes_alloc += a->size;
-        vt_insert_locked(n);
-    } else {
-        vt_c.dropped++;
-    }
+    int kept = vt_insert_locked(a);
+    if (kept)
+        vt_count_alloc_locked(a->api, a->kind, a->size);
     pthread_mutex_unlock(&vt_lock);
-    if (!n)
+    if (!kept)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
 }
 
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
-    uint64_t key[2] = {addr, vt_space_of(kind_space)};
-    struct vt_node *n;
     pthread_mutex_lock(&vt_lock);
-    HASH_FIND(hh, vt_allocs, key, sizeof key, n);
-    if (n) {
-        HASH_DEL(vt_allocs, n);
-        vt_live_sub_locked(n->a.kind, n->a.device, n->a.size);
-        vt_count_free_locked(n->a.api, n->a.size, 1);
-    }
+    struct vt_slot *slot = vt_find_locked(addr, vt_space_of(kind_space));
+    if (slot)
+        vt_take_locked(slot, out);
     pthread_mutex_unlock(&vt_lock);
-    if (!n)
-        return 0;
-    *out = n->a;
-    free(n);
-    return 1;
+    return slot != NULL;
 }
 
 void vt_table_restore(const struct vt_alloc *a)
 {
-    struct vt_node *n = malloc(sizeof *n);
     pthread_mutex_lock(&vt_lock);
-    vt_count_free_locked(a->api, a->size, -1);
-    if (n) {
-        memset(n, 0, sizeof *n);
-        n->a = *a;
-        vt_insert_locked(n);
-    } else {
-        vt_c.dropped++;
+    vt_count_free_locked(a->api, a->kind, a->size, -1);
+    if (!vt_insert_locked(a)) {
+        /* Lost after all: keep allocations - frees equal to the live entries. */
+        vt_count_free_locked(a->api, a->kind, a->size, 1);
     }
     pthread_mutex_unlock(&vt_lock);
 }
@@ -184,41 +197,33 @@ void vt_table_restore(const struct vt_alloc *a)
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
 {
     size_t got = 0, removed = 0;
-    uint64_t end = addr + size;
+    uint64_t end = addr + size, space = vt_space_of(VT_KIND_VMM_MAP);
     pthread_mutex_lock(&vt_lock);
     /* Mappings inside one unmap are usually contiguous: walk them by address, and fall back to a
      * scan of the table only when a gap is met. */
     uint64_t cur = addr;
     int gap = 0;
     while (cur < end) {
-        uint64_t key[2] = {cur, vt_space_of(VT_KIND_VMM_MAP)};
-        struct vt_node *n;
-        HASH_FIND(hh, vt_allocs, key, sizeof key, n);
-        if (!n || !n->a.size) {
+        struct vt_slot *slot = vt_find_locked(cur, space);
+        uint64_t sz = slot ? vt_slab_entry(slot->index)->size : 0;
+        if (!sz) {
             gap = 1;
             break;
         }
-        cur += n->a.size;
-        HASH_DEL(vt_allocs, n);
-        vt_live_sub_locked(n->a.kind, n->a.device, n->a.size);
-        vt_count_free_locked(n->a.api, n->a.size, 1);
-        if (got < max)
-            out[got++] = n->a;
+        cur += sz;
+        vt_take_locked(slot, got < max ? &out[got] : NULL);
+        got += got < max;
         removed++;
-        free(n);
     }
     if (gap) {
-        struct vt_node *n, *tmp;
-        HASH_ITER(hh, vt_allocs, n, tmp) {
-            if (n->a.kind != VT_KIND_VMM_MAP || n->a.addr < addr || n->a.addr >= end)
+        struct vt_slot *slot, *tmp;
+        HASH_ITER(hh, vt_allocs, slot, tmp) {
+            const struct vt_alloc *e = vt_slab_entry(slot->index);
+            if (e->kind != VT_KIND_VMM_MAP || e->addr < addr || e->addr >= end)
                 continue;
-            HASH_DEL(vt_allocs, n);
-            vt_live_sub_locked(n->a.kind, n->a.device, n->a.size);
-            vt_count_free_locked(n->a.api, n->a.size, 1);
-            if (got < max)
-                out[got++] = n->a;
+            vt_take_locked(slot, got < max ? &out[got] : NULL);
+            got += got < max;
             removed++;
-            free(n);
         }
     }
     pthread_mutex_unlock(&vt_lock);
@@ -235,13 +240,11 @@ void vt_phys_add(struct vt_phys *p)
     if (n) {
         memset(n, 0, sizeof *n);
         n->p = *p;
-        vt_c.api[p->api].allocs++;
-        vt_c.api[p->api].bytes_alloc += p->size;
         HASH_FIND(hh, vt_phys_tab, &p->handle, sizeof p->handle, old);
         if (old) {
             HASH_DEL(vt_phys_tab, old);
             vt_live_sub_locked(old->p.kind, old->p.device, old->p.size);
-            vt_count_free_locked(old->p.api, old->p.size, 1);
+            vt_count_free_locked(old->p.api, old->p.kind, old->p.size, 1);
             vt_c.replaced++;
             free(old);
         }
@@ -252,6 +255,7 @@ void vt_phys_add(struct vt_phys *p)
             n = NULL;
         } else {
             vt_live_add_locked(p->kind, p->device, p->size);
+            vt_count_alloc_locked(p->api, p->kind, p->size);
         }
     }
     if (!n)
@@ -272,7 +276,7 @@ int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_ph
         if (n->p.refs <= 0 && n->p.maps <= 0) {
             HASH_DEL(vt_phys_tab, n);
             vt_live_sub_locked(n->p.kind, n->p.device, n->p.size);
-            vt_count_free_locked(n->p.api, n->p.size, 1);
+            vt_count_free_locked(n->p.api, n->p.kind, n->p.size, 1);
             *dead = n->p;
             free(n);
             ret = 1;
@@ -287,7 +291,7 @@ void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct 
     struct vt_pnode *n = NULL;
     pthread_mutex_lock(&vt_lock);
     if (dead) {
-        vt_count_free_locked(dead->api, dead->size, -1);
+        vt_count_free_locked(dead->api, dead->kind, dead->size, -1);
         if ((n = malloc(sizeof *n))) {
             memset(n, 0, sizeof *n);
             n->p = *dead;
@@ -423,10 +427,10 @@ int vt_table_snapshot(struct vt_snapshot *s)
     size_t cap_a = 0, cap_p = 0, cap_pool = 0;
     for (;;) {
         pthread_mutex_lock(&vt_lock);
-        size_t na = HASH_COUNT(vt_allocs), np = HASH_COUNT(vt_phys_tab);
+        size_t na = vt_slab_high_water(), np = HASH_COUNT(vt_phys_tab);
         if (s->allocs && na <= cap_a && np <= cap_p && vt_npools <= cap_pool) {
-            struct vt_node *n, *tmp;
-            HASH_ITER(hh, vt_allocs, n, tmp) s->allocs[s->nallocs++] = n->a;
+            vt_slab_copy(s->allocs);
+            s->nallocs = na;
             struct vt_pnode *pn, *ptmp;
             HASH_ITER(hh, vt_phys_tab, pn, ptmp) s->phys[s->nphys++] = pn->p;
             memcpy(s->pools, vt_pools, vt_npools * sizeof *vt_pools);
@@ -436,12 +440,19 @@ int vt_table_snapshot(struct vt_snapshot *s)
             s->c = vt_c;
             s->oom = vt_last_oom;
             pthread_mutex_unlock(&vt_lock);
+            /* Free slots came along with the copy: drop them now, outside the lock. */
+            size_t live = 0;
+            for (size_t i = 0; i < s->nallocs; i++)
+                if (s->allocs[i].kind != VT_SLAB_FREE_KIND)
+                    s->allocs[live++] = s->allocs[i];
+            s->nallocs = live;
             return 0;
         }
         pthread_mutex_unlock(&vt_lock);
-        /* Sized outside the lock, with room for what arrives meanwhile. */
+        /* Sized and touched outside the lock (no page faults while it is held), with room for what
+         * arrives meanwhile. */
         vt_snapshot_free(s);
-        cap_a = na + na / 8 + 64;
+        cap_a = na + na / 8 + 4096;
         cap_p = np + np / 8 + 64;
         cap_pool = vt_npools + 16;
         s->allocs = malloc(cap_a * sizeof *s->allocs);
@@ -451,6 +462,9 @@ int vt_table_snapshot(struct vt_snapshot *s)
             vt_snapshot_free(s);
             return -1;
         }
+        /* One write per page; not memset, which the compiler may fold into a calloc that touches nothing. */
+        for (size_t off = 0; off < cap_a * sizeof *s->allocs; off += 4096)
+            ((volatile char *)s->allocs)[off] = 0;
     }
 }
 
@@ -477,11 +491,8 @@ void vt_table_atfork_parent(void)
 void vt_table_atfork_child(void)
 {
     /* The parent's GPU memory is not the child's: start from an empty table. */
-    struct vt_node *n, *tmp;
-    HASH_ITER(hh, vt_allocs, n, tmp) {
-        HASH_DEL(vt_allocs, n);
-        free(n);
-    }
+    HASH_CLEAR(hh, vt_allocs);
+    vt_slab_reset();
     struct vt_pnode *pn, *ptmp;
     HASH_ITER(hh, vt_phys_tab, pn, ptmp) {
         HASH_DEL(vt_phys_tab, pn);

@@ -65,6 +65,10 @@ struct vt_api_counters {
     uint64_t calls, allocs, frees, bytes_alloc, bytes_freed, failed;
 };
 
+struct vt_kind_counters {
+    uint64_t allocs, frees, bytes_alloc, bytes_freed;
+};
+
 struct vt_oom {
     uint64_t size, seq, time_ns;
     uint32_t stack;
@@ -80,6 +84,7 @@ struct vt_unwatched {
 
 struct vt_counters {
     struct vt_api_counters api[VT_FN_COUNT];
+    struct vt_kind_counters kind[VT_KIND_COUNT];
     uint64_t live_count[VT_KIND_COUNT], live_bytes[VT_KIND_COUNT];
     uint64_t reserved[VT_MAX_DEVICES], reserved_peak[VT_MAX_DEVICES];
     int32_t max_device; /* highest device ordinal seen, -1 for none */

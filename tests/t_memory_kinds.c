@@ -110,6 +110,12 @@ static void test_kinds(void)
     const struct vt_df_alloc *h = find_alloc(&d[0], 5 * MiB);
     ok(h && h->device == -1, "host memory has no device");
     is_u64(d[1].nallocs, 0, "all freed");
+    const struct vt_df_kind *hk = vt_df_kind(&d[1], "host_pinned");
+    ok(hk && hk->count == 0 && hk->allocs == 2 && hk->frees == 2 && hk->bytes_alloc == 12 * MiB &&
+           hk->bytes_freed == 12 * MiB,
+       "per-kind totals: 2 pinned host allocations and frees, 12 MiB each way");
+    const struct vt_df_kind *dk = vt_df_kind(&d[0], "managed");
+    ok(dk && dk->count == 1 && dk->bytes == 3 * MiB && dk->allocs == 1 && dk->frees == 0, "managed live 1, 3 MiB");
     is_u64(d[1].devices[0].reserved_peak, pitch * 10, "peak reserved remembered");
     free_dumps(d, n);
     run_free(&r);

@@ -23,6 +23,9 @@ static void check_route(const char *prog, const char *mode, uint64_t size, const
             is_str(a->kind, kind, "kind");
             is_str(a->api, api, "api");
             ok(stack_has(&d[0], a->stack, fn), "stack names %s", fn);
+            const struct vt_df_stack *st = vt_df_stack(&d[0], a->stack);
+            const char *top = st ? vt_df_frame_name(&d[0], st->pc[0]) : NULL;
+            ok(!top || strncmp(top, "vt_", 3), "no vramtrace frame on top of the stack (%s)", top ? top : "unnamed");
         }
     }
     free_dumps(d, n);

@@ -209,18 +209,25 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             return -1;
         v->threshold_known = strcmp(p->field[8], "-") != 0;
         d->npools++;
-    } else if (!strcmp(key, "counter") || !strcmp(key, "kind") || !strcmp(key, "unwatched")) {
-        int is_kind = key[0] == 'k';
-        struct vt_df_named **arr = key[0] == 'c' ? &d->counters : is_kind ? &d->kinds : &d->unwatched;
-        size_t *n = key[0] == 'c' ? &d->ncounters : is_kind ? &d->nkinds : &d->nunwatched;
-        size_t *c = key[0] == 'c' ? &cap->counters : is_kind ? &cap->kinds : &cap->unwatched;
-        VT_DF_GROW(*arr, *n, *c);
+    } else if (!strcmp(key, "counter") || !strcmp(key, "unwatched")) {
+        int is_counter = key[0] == 'c';
+        struct vt_df_named **arr = is_counter ? &d->counters : &d->unwatched;
+        size_t *n = is_counter ? &d->ncounters : &d->nunwatched;
+        VT_DF_GROW(*arr, *n, *(is_counter ? &cap->counters : &cap->unwatched));
         struct vt_df_named *v = &(*arr)[*n];
         memset(v, 0, sizeof *v);
-        if (vt_df_nfields(p, is_kind ? 4 : 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-            vt_df_u64(p, 2, &v->count, 0) < 0 || (is_kind && vt_df_u64(p, 3, &v->bytes, 0) < 0))
+        if (vt_df_nfields(p, 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_u64(p, 2, &v->count, 0) < 0)
             return -1;
         (*n)++;
+    } else if (!strcmp(key, "kind")) {
+        VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
+        struct vt_df_kind *v = &d->kinds[d->nkinds];
+        if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+            vt_df_u64(p, 2, &v->count, 0) < 0 || vt_df_u64(p, 3, &v->bytes, 0) < 0 ||
+            vt_df_u64(p, 4, &v->allocs, 0) < 0 || vt_df_u64(p, 5, &v->frees, 0) < 0 ||
+            vt_df_u64(p, 6, &v->bytes_alloc, 0) < 0 || vt_df_u64(p, 7, &v->bytes_freed, 0) < 0)
+            return -1;
+        d->nkinds++;
     } else if (!strcmp(key, "api")) {
         VT_DF_GROW(d->apis, d->napis, cap->apis);
         struct vt_df_api *v = &d->apis[d->napis];
@@ -430,5 +437,13 @@ const struct vt_df_api *vt_df_api(const struct vt_dumpfile *d, const char *name)
     for (size_t i = 0; i < d->napis; i++)
         if (!strcmp(d->apis[i].name, name))
             return &d->apis[i];
+    return NULL;
+}
+
+const struct vt_df_kind *vt_df_kind(const struct vt_dumpfile *d, const char *name)
+{
+    for (size_t i = 0; i < d->nkinds; i++)
+        if (!strcmp(d->kinds[i].name, name))
+            return &d->kinds[i];
     return NULL;
 }

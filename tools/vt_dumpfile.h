@@ -33,6 +33,12 @@ struct vt_df_named {
     uint64_t count, bytes;
 };
 
+struct vt_df_kind {
+    char name[24];
+    uint64_t count, bytes;                              /* live now */
+    uint64_t allocs, frees, bytes_alloc, bytes_freed;   /* since the start */
+};
+
 struct vt_df_module {
     int index;
     uint64_t base, lo, hi;
@@ -91,7 +97,7 @@ struct vt_dumpfile {
     size_t ncounters;
     struct vt_df_api *apis;
     size_t napis;
-    struct vt_df_named *kinds;
+    struct vt_df_kind *kinds;
     size_t nkinds;
     struct vt_df_named *unwatched;
     size_t nunwatched;
@@ -117,5 +123,6 @@ const struct vt_df_stack *vt_df_stack(const struct vt_dumpfile *d, uint32_t id);
 const char *vt_df_frame_name(const struct vt_dumpfile *d, uint64_t pc);
 uint64_t vt_df_counter(const struct vt_dumpfile *d, const char *name);
 const struct vt_df_api *vt_df_api(const struct vt_dumpfile *d, const char *name);
+const struct vt_df_kind *vt_df_kind(const struct vt_dumpfile *d, const char *name);
 
 #endif

@@ -1,0 +1,78 @@
+/* Chunked slot storage. Entries and their hash handles are kept in parallel chunks: a snapshot then
+ * copies only the entries (dense, sequential), never the hash handles. Free slots form a list threaded
+ * through their entries' addr field. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_slab.h"
+
+#define VT_CHUNK 4096
+#define VT_MAX_CHUNKS 16384 /* 67 million live entries */
+
+static struct vt_alloc *vt_entries[VT_MAX_CHUNKS];
+static struct vt_slot *vt_slots[VT_MAX_CHUNKS];
+static size_t vt_chunks, vt_high;
+static uint32_t vt_free_head = VT_SLAB_NONE;
+
+struct vt_alloc *vt_slab_entry(uint32_t index)
+{
+    return &vt_entries[index / VT_CHUNK][index % VT_CHUNK];
+}
+
+struct vt_slot *vt_slab_slot(uint32_t index)
+{
+    return &vt_slots[index / VT_CHUNK][index % VT_CHUNK];
+}
+
+uint32_t vt_slab_take(void)
+{
+    if (vt_free_head != VT_SLAB_NONE) {
+        uint32_t i = vt_free_head;
+        vt_free_head = (uint32_t)vt_slab_entry(i)->addr;
+        return i;
+    }
+    if (vt_high == vt_chunks * VT_CHUNK) {
+        if (vt_chunks == VT_MAX_CHUNKS)
+            return VT_SLAB_NONE;
+        struct vt_alloc *e = malloc(VT_CHUNK * sizeof *e);
+        struct vt_slot *s = malloc(VT_CHUNK * sizeof *s);
+        if (!e || !s) {
+            free(e);
+            free(s);
+            return VT_SLAB_NONE;
+        }
+        vt_entries[vt_chunks] = e;
+        vt_slots[vt_chunks] = s;
+        vt_chunks++;
+    }
+    uint32_t i = (uint32_t)vt_high++;
+    vt_slab_slot(i)->index = i;
+    return i;
+}
+
+void vt_slab_put(uint32_t index)
+{
+    struct vt_alloc *e = vt_slab_entry(index);
+    e->kind = VT_SLAB_FREE_KIND;
+    e->addr = vt_free_head;
+    vt_free_head = index;
+}
+
+size_t vt_slab_high_water(void)
+{
+    return vt_high;
+}
+
+void vt_slab_copy(struct vt_alloc *dst)
+{
+    for (size_t c = 0; c * VT_CHUNK < vt_high; c++) {
+        size_t n = vt_high - c * VT_CHUNK < VT_CHUNK ? vt_high - c * VT_CHUNK : VT_CHUNK;
+        memcpy(dst + c * VT_CHUNK, vt_entries[c], n * sizeof *dst);
+    }
+}
+
+void vt_slab_reset(void)
+{
+    vt_high = 0;
+    vt_free_head = VT_SLAB_NONE;
+}
