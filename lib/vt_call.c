@@ -18,6 +18,7 @@ static __thread struct vt_tls vt_tls __attribute__((tls_model("initial-exec")));
 static void vt_begin_common(struct vt_call *c, enum vt_fn api)
 {
     c->saved_errno = errno;
+    c->after_done = 0;
     c->api = api;
     c->stack = 0;
     c->outer = 0;
@@ -50,6 +51,7 @@ void vt_call_end(struct vt_call *c)
 void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
 {
     c->saved_errno = errno;
+    c->after_done = 0;
     c->api = api;
     c->outer = 1;
     c->prev_outer_api = vt_tls.outer_api;
@@ -120,6 +122,35 @@ void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, c
     } else if (addr) {
         vt_count_unknown_free();
     }
+}
+
+void vt_call_alloc_end(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
+{
+    vt_call_after(c);
+    vt_call_record_alloc(c, ok, oom, result, a);
+    vt_call_end(c);
+}
+
+void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum vt_kind space)
+{
+    vt_call_plain_begin(c, api);
+    c->free_addr = addr;
+    c->free_ours = vt_call_free_take(addr, space, &c->taken);
+    errno = c->saved_errno;
+}
+
+void vt_call_free_end(struct vt_call *c, int ok)
+{
+    vt_call_after(c);
+    vt_call_free_done(c, ok, c->free_addr, c->free_ours, &c->taken);
+    vt_call_end(c);
+}
+
+void vt_call_plain_end(struct vt_call *c, int ok)
+{
+    vt_call_after(c);
+    vt_call_counted(c, ok);
+    vt_call_end(c);
 }
 
 void vt_call_counted(struct vt_call *c, int ok)

@@ -16,6 +16,10 @@ struct vt_call {
     int prev_outer_api;
     uint32_t prev_outer_stack;
     int prev_seen;
+    int after_done;     /* errno after the real call is saved */
+    uint64_t free_addr; /* a free: the address, whether it was ours, and its entry */
+    int free_ours;
+    struct vt_alloc taken;
 };
 
 /* An allocating driver call: stack now (unless a runtime call above us took it). */
@@ -23,11 +27,14 @@ void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api);
 /* A freeing or bookkeeping driver call: no stack. */
 void vt_call_plain_begin(struct vt_call *c, enum vt_fn api);
 /* Right after the real call: keeps the errno it left, which vt_call_end (or runtime_end) restores
- * after our bookkeeping. */
+ * after our bookkeeping. Only the first call counts, so a wrapper that does its own bookkeeping calls
+ * it at once and may still end with one of the *_end functions below. */
 #include <errno.h>
 static inline void vt_call_after(struct vt_call *c)
 {
-    c->saved_errno = errno;
+    if (!c->after_done)
+        c->saved_errno = errno;
+    c->after_done = 1;
 }
 void vt_call_end(struct vt_call *c);
 
@@ -36,6 +43,16 @@ void vt_call_end(struct vt_call *c);
 void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating);
 int vt_call_nested_seen(const struct vt_call *c);
 void vt_call_runtime_end(struct vt_call *c);
+
+/* The three call shapes, each begun before and ended right after the real call:
+ * - an allocation: end adds the entry built by the wrapper (see vt_call_record_alloc);
+ * - a free by address: begin takes the entry out (the address may be handed out again the moment the
+ *   real free returns), end counts and, when the real free failed, puts it back;
+ * - anything else: end counts it as done or failed. */
+void vt_call_alloc_end(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a);
+void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum vt_kind space);
+void vt_call_free_end(struct vt_call *c, int ok);
+void vt_call_plain_end(struct vt_call *c, int ok);
 
 /* Outcome of an allocating call: on success
  * adds the entry (fields from a, api/stack from c; a device of VT_DEVICE_FROM_PTR is asked of the

@@ -8,15 +8,13 @@ typedef CUresult (*vt_alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*vt_alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 typedef CUresult (*vt_free_async_fn)(CUdeviceptr, CUstream);
 
-static CUresult vt_async_done(struct vt_call *c, CUresult r, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
-                              CUstream stream)
+static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+                             CUstream stream)
 {
-    vt_call_after(c);
     struct vt_alloc a = {.addr = r == CUDA_SUCCESS ? *dptr : 0, .size = size, .kind = VT_KIND_ASYNC,
                          .stream = (uint64_t)(uintptr_t)stream, .pool = (uint64_t)(uintptr_t)pool,
                          .device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1};
-    vt_call_record_alloc(c, r == CUDA_SUCCESS, r == CUDA_ERROR_OUT_OF_MEMORY, (int)r, &a);
-    vt_call_end(c);
+    vt_call_alloc_end(c, r == CUDA_SUCCESS, r == CUDA_ERROR_OUT_OF_MEMORY, (int)r, &a);
     return r;
 }
 
@@ -28,7 +26,7 @@ static CUresult vt_alloc_async(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CU
     struct vt_call c;
     vt_call_alloc_begin(&c, fn);
     CUresult r = real(dptr, size, stream);
-    return vt_async_done(&c, r, dptr, size, NULL, stream);
+    return vt_async_end(&c, r, dptr, size, NULL, stream);
 }
 
 static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
@@ -39,7 +37,7 @@ static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUm
     struct vt_call c;
     vt_call_alloc_begin(&c, fn);
     CUresult r = real(dptr, size, pool, stream);
-    return vt_async_done(&c, r, dptr, size, pool, stream);
+    return vt_async_end(&c, r, dptr, size, pool, stream);
 }
 
 static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
@@ -48,13 +46,9 @@ static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
     struct vt_call c;
-    vt_call_plain_begin(&c, fn);
-    struct vt_alloc taken;
-    int ours = vt_call_free_take(dptr, VT_KIND_ASYNC, &taken);
+    vt_call_free_begin(&c, fn, dptr, VT_KIND_ASYNC);
     CUresult r = real(dptr, stream);
-    vt_call_after(&c);
-    vt_call_free_done(&c, r == CUDA_SUCCESS, dptr, ours, &taken);
-    vt_call_end(&c);
+    vt_call_free_end(&c, r == CUDA_SUCCESS);
     return r;
 }
 
@@ -96,13 +90,11 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemPoolCreate);
     CUresult r = real(pool, props);
+    int dev = props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props->location.id : -1;
     vt_call_after(&c);
-    if (r == CUDA_SUCCESS) {
-        int dev = props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props->location.id : -1;
+    if (r == CUDA_SUCCESS)
         vt_pool_add((uint64_t)(uintptr_t)*pool, dev);
-    }
-    vt_call_counted(&c, r == CUDA_SUCCESS);
-    vt_call_end(&c);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
 }
 
@@ -117,8 +109,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
     vt_call_after(&c);
     if (r == CUDA_SUCCESS)
         vt_pool_remove((uint64_t)(uintptr_t)pool);
-    vt_call_counted(&c, r == CUDA_SUCCESS);
-    vt_call_end(&c);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
 }
 
@@ -130,8 +121,6 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemPoolTrimTo);
     CUresult r = real(pool, keep);
-    vt_call_after(&c);
-    vt_call_counted(&c, r == CUDA_SUCCESS);
-    vt_call_end(&c);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
 }

@@ -3,13 +3,11 @@
 #include "vt_call.h"
 #include "vt_real.h"
 
-static CUresult vt_alloc_done(struct vt_call *c, CUresult r, uint64_t addr, uint64_t size, enum vt_kind kind)
+static CUresult vt_alloc_end(struct vt_call *c, CUresult r, uint64_t addr, uint64_t size, enum vt_kind kind)
 {
-    vt_call_after(c);
     struct vt_alloc a = {.addr = addr, .size = size, .kind = (uint16_t)kind,
                          .device = kind == VT_KIND_HOST ? -1 : VT_DEVICE_FROM_PTR};
-    vt_call_record_alloc(c, r == CUDA_SUCCESS, r == CUDA_ERROR_OUT_OF_MEMORY, (int)r, &a);
-    vt_call_end(c);
+    vt_call_alloc_end(c, r == CUDA_SUCCESS, r == CUDA_ERROR_OUT_OF_MEMORY, (int)r, &a);
     return r;
 }
 
@@ -21,7 +19,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAlloc_v2);
     CUresult r = real(dptr, bytesize);
-    return vt_alloc_done(&c, r, r == CUDA_SUCCESS ? *dptr : 0, bytesize, VT_KIND_DEVICE);
+    return vt_alloc_end(&c, r, r == CUDA_SUCCESS ? *dptr : 0, bytesize, VT_KIND_DEVICE);
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned int elem)
@@ -33,8 +31,8 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size
     vt_call_alloc_begin(&c, VT_FN_cuMemAllocPitch_v2);
     CUresult r = real(dptr, pitch, width, height, elem);
     int ok = r == CUDA_SUCCESS;
-    return vt_alloc_done(&c, r, ok ? *dptr : 0, ok ? (uint64_t)*pitch * height : (uint64_t)width * height,
-                         VT_KIND_DEVICE);
+    return vt_alloc_end(&c, r, ok ? *dptr : 0, ok ? (uint64_t)*pitch * height : (uint64_t)width * height,
+                        VT_KIND_DEVICE);
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
@@ -45,7 +43,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAllocManaged);
     CUresult r = real(dptr, bytesize, flags);
-    return vt_alloc_done(&c, r, r == CUDA_SUCCESS ? *dptr : 0, bytesize, VT_KIND_MANAGED);
+    return vt_alloc_end(&c, r, r == CUDA_SUCCESS ? *dptr : 0, bytesize, VT_KIND_MANAGED);
 }
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
@@ -56,7 +54,7 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAllocHost_v2);
     CUresult r = real(pp, bytesize);
-    return vt_alloc_done(&c, r, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*pp : 0, bytesize, VT_KIND_HOST);
+    return vt_alloc_end(&c, r, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*pp : 0, bytesize, VT_KIND_HOST);
 }
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
@@ -67,42 +65,29 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemHostAlloc);
     CUresult r = real(pp, bytesize, flags);
-    return vt_alloc_done(&c, r, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*pp : 0, bytesize, VT_KIND_HOST);
-}
-
-static CUresult vt_free(enum vt_fn fn, uint64_t addr, CUresult (*real)(uint64_t))
-{
-    struct vt_call c;
-    vt_call_plain_begin(&c, fn);
-    struct vt_alloc taken;
-    int ours = vt_call_free_take(addr, VT_KIND_DEVICE, &taken);
-    CUresult r = real(addr);
-    vt_call_after(&c);
-    vt_call_free_done(&c, r == CUDA_SUCCESS, addr, ours, &taken);
-    vt_call_end(&c);
-    return r;
-}
-
-static CUresult vt_real_free_dev(uint64_t addr)
-{
-    return VT_REAL(cuMemFree_v2)((CUdeviceptr)addr);
-}
-
-static CUresult vt_real_free_host(uint64_t addr)
-{
-    return VT_REAL(cuMemFreeHost)((void *)(uintptr_t)addr);
+    return vt_alloc_end(&c, r, r == CUDA_SUCCESS ? (uint64_t)(uintptr_t)*pp : 0, bytesize, VT_KIND_HOST);
 }
 
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    if (!VT_REAL(cuMemFree_v2))
+    __typeof__(cuMemFree_v2) *real = VT_REAL(cuMemFree_v2);
+    if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
-    return vt_free(VT_FN_cuMemFree_v2, dptr, vt_real_free_dev);
+    struct vt_call c;
+    vt_call_free_begin(&c, VT_FN_cuMemFree_v2, dptr, VT_KIND_DEVICE);
+    CUresult r = real(dptr);
+    vt_call_free_end(&c, r == CUDA_SUCCESS);
+    return r;
 }
 
 CUresult cuMemFreeHost(void *p)
 {
-    if (!VT_REAL(cuMemFreeHost))
+    __typeof__(cuMemFreeHost) *real = VT_REAL(cuMemFreeHost);
+    if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
-    return vt_free(VT_FN_cuMemFreeHost, (uint64_t)(uintptr_t)p, vt_real_free_host);
+    struct vt_call c;
+    vt_call_free_begin(&c, VT_FN_cuMemFreeHost, (uint64_t)(uintptr_t)p, VT_KIND_HOST);
+    CUresult r = real(p);
+    vt_call_free_end(&c, r == CUDA_SUCCESS);
+    return r;
 }

@@ -42,12 +42,11 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     int st = vt_phys_adjust(handle, -1, 0, &dead);
     CUresult r = real(handle);
     vt_call_after(&c);
-    vt_call_counted(&c, r == CUDA_SUCCESS);
     if (st < 0)
         vt_count_unknown_free();
     else if (r != CUDA_SUCCESS)
         vt_phys_undo(handle, -1, 0, st == 1 ? &dead : NULL);
-    vt_call_end(&c);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
 }
 
@@ -60,11 +59,10 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void 
     vt_call_plain_begin(&c, VT_FN_cuMemRetainAllocationHandle);
     CUresult r = real(handle, addr);
     vt_call_after(&c);
-    vt_call_counted(&c, r == CUDA_SUCCESS);
     struct vt_phys unused;
     if (r == CUDA_SUCCESS && vt_phys_adjust(*handle, +1, 0, &unused) < 0)
         vt_count_unknown_free();
-    vt_call_end(&c);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
 }
 
@@ -77,14 +75,13 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemMap);
     CUresult r = real(ptr, size, offset, handle, flags);
-    vt_call_after(&c);
     struct vt_alloc a = {.addr = ptr, .size = size, .kind = VT_KIND_VMM_MAP, .handle = handle,
                          .offset = offset, .device = -1};
     struct vt_phys unused;
+    vt_call_after(&c);
     if (r == CUDA_SUCCESS)
         vt_phys_adjust(handle, 0, +1, &unused);
-    vt_call_record_alloc(&c, r == CUDA_SUCCESS, 0, (int)r, &a);
-    vt_call_end(&c);
+    vt_call_alloc_end(&c, r == CUDA_SUCCESS, 0, (int)r, &a);
     return r;
 }
 
@@ -104,7 +101,6 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         died[i] = vt_phys_adjust(maps[i].handle, 0, -1, &dead[i]);
     CUresult r = real(ptr, size);
     vt_call_after(&c);
-    vt_call_counted(&c, r == CUDA_SUCCESS);
     if (total > n)
         vt_count_dropped(); /* more mappings in one call than we keep copies of */
     for (size_t i = 0; r != CUDA_SUCCESS && i < n; i++) {
@@ -112,7 +108,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         if (died[i] >= 0)
             vt_phys_undo(maps[i].handle, 0, -1, died[i] == 1 ? &dead[i] : NULL);
     }
-    vt_call_end(&c);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
 }
 
@@ -125,10 +121,8 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAddressReserve);
     CUresult r = real(ptr, size, alignment, addr, flags);
-    vt_call_after(&c);
     struct vt_alloc a = {.addr = r == CUDA_SUCCESS ? *ptr : 0, .size = size, .kind = VT_KIND_VA, .device = -1};
-    vt_call_record_alloc(&c, r == CUDA_SUCCESS, 0, (int)r, &a);
-    vt_call_end(&c);
+    vt_call_alloc_end(&c, r == CUDA_SUCCESS, 0, (int)r, &a);
     return r;
 }
 
@@ -138,12 +132,8 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
     struct vt_call c;
-    vt_call_plain_begin(&c, VT_FN_cuMemAddressFree);
-    struct vt_alloc taken;
-    int ours = vt_call_free_take(ptr, VT_KIND_VA, &taken);
+    vt_call_free_begin(&c, VT_FN_cuMemAddressFree, ptr, VT_KIND_VA);
     CUresult r = real(ptr, size);
-    vt_call_after(&c);
-    vt_call_free_done(&c, r == CUDA_SUCCESS, ptr, ours, &taken);
-    vt_call_end(&c);
+    vt_call_free_end(&c, r == CUDA_SUCCESS);
     return r;
 }

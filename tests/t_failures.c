@@ -106,8 +106,19 @@ static void test_bad_values(void)
     run_free(&r);
 }
 
+static void test_errno(void)
+{
+    struct run r;
+    char buf[64];
+    const char *args[] = {"errno", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    is_str(out_value(&r, "errno-kept", buf, sizeof buf), "11 of 11", "errno is what the driver left, after every wrapper");
+    run_free(&r);
+}
+
 int main(void)
 {
+    test_errno();
     test_oom("prog_driver", "cuMemAlloc_v2", 2u << 20, "oom_alloc");
     test_oom("prog_rt_shared", "cudaMalloc", 3u << 20, "main");
     test_frees();

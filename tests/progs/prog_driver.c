@@ -3,6 +3,7 @@
  * the recorded stacks. Prints what the tests compare (results, handler calls, dump paths). */
 #include <cuda.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -230,6 +231,28 @@ static void mode_frees(void)
     prog_dump();
 }
 
+/* errno must be what the driver left (the fake leaves it alone) after every kind of wrapper. */
+static void mode_errno(void)
+{
+    CUdeviceptr p, va;
+    CUmemGenericAllocationHandle h;
+    int kept = 0, calls = 0;
+#define KEEPS(call) (errno = EDOM, (void)(call), calls++, kept += errno == EDOM)
+    KEEPS(cuMemAlloc(&p, 1000));
+    KEEPS(cuMemFree(p));
+    KEEPS(cuMemFree((CUdeviceptr)0x999));
+    KEEPS(cuMemAllocAsync(&p, 1000, NULL));
+    KEEPS(cuMemFreeAsync(p, NULL));
+    KEEPS(cuMemAddressReserve(&va, 2 * MiB, 0, 0, 0));
+    KEEPS(h = vmm_create(2 * MiB));
+    KEEPS(cuMemMap(va, 2 * MiB, 0, h, 0));
+    KEEPS(cuMemUnmap(va, 2 * MiB));
+    KEEPS(cuMemRelease(h));
+    KEEPS(cuMemAddressFree(va, 2 * MiB));
+#undef KEEPS
+    printf("errno-kept %d of %d\n", kept, calls);
+}
+
 static volatile int stop_threads;
 static long thread_iters[8];
 
@@ -396,6 +419,8 @@ int main(int argc, char **argv)
         mode_fork();
     else if (!strcmp(mode, "sigowner"))
         mode_sigowner();
+    else if (!strcmp(mode, "errno"))
+        mode_errno();
     else if (!strcmp(mode, "sigchain"))
         mode_sigchain();
     else if (!strcmp(mode, "sleep"))
