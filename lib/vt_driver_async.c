@@ -84,9 +84,7 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
-    __typeof__(cuMemPoolCreate) *real = VT_REAL(cuMemPoolCreate);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemPoolCreate, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemPoolCreate);
     CUresult r = real(pool, props);
@@ -100,9 +98,7 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-    __typeof__(cuMemPoolDestroy) *real = VT_REAL(cuMemPoolDestroy);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemPoolDestroy, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemPoolDestroy);
     CUresult r = real(pool);
@@ -115,9 +111,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {
-    __typeof__(cuMemPoolTrimTo) *real = VT_REAL(cuMemPoolTrimTo);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemPoolTrimTo, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemPoolTrimTo);
     CUresult r = real(pool, keep);

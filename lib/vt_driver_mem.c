@@ -13,9 +13,7 @@ static CUresult vt_alloc_end(struct vt_call *c, CUresult r, uint64_t addr, uint6
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-    __typeof__(cuMemAlloc_v2) *real = VT_REAL(cuMemAlloc_v2);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemAlloc_v2, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAlloc_v2);
     CUresult r = real(dptr, bytesize);
@@ -24,9 +22,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned int elem)
 {
-    __typeof__(cuMemAllocPitch_v2) *real = VT_REAL(cuMemAllocPitch_v2);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemAllocPitch_v2, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAllocPitch_v2);
     CUresult r = real(dptr, pitch, width, height, elem);
@@ -37,9 +33,7 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-    __typeof__(cuMemAllocManaged) *real = VT_REAL(cuMemAllocManaged);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemAllocManaged, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAllocManaged);
     CUresult r = real(dptr, bytesize, flags);
@@ -48,9 +42,7 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flag
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
-    __typeof__(cuMemAllocHost_v2) *real = VT_REAL(cuMemAllocHost_v2);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemAllocHost_v2, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAllocHost_v2);
     CUresult r = real(pp, bytesize);
@@ -59,9 +51,7 @@ CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 
 CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 {
-    __typeof__(cuMemHostAlloc) *real = VT_REAL(cuMemHostAlloc);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemHostAlloc, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemHostAlloc);
     CUresult r = real(pp, bytesize, flags);
@@ -70,9 +60,7 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
 
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    __typeof__(cuMemFree_v2) *real = VT_REAL(cuMemFree_v2);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemFree_v2, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_free_begin(&c, VT_FN_cuMemFree_v2, dptr, VT_KIND_DEVICE);
     CUresult r = real(dptr);
@@ -82,9 +70,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 CUresult cuMemFreeHost(void *p)
 {
-    __typeof__(cuMemFreeHost) *real = VT_REAL(cuMemFreeHost);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_free_begin(&c, VT_FN_cuMemFreeHost, (uint64_t)(uintptr_t)p, VT_KIND_HOST);
     CUresult r = real(p);

@@ -10,9 +10,7 @@
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
                      unsigned long long flags)
 {
-    __typeof__(cuMemCreate) *real = VT_REAL(cuMemCreate);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemCreate, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemCreate);
     CUresult r = real(handle, size, prop, flags);
@@ -33,9 +31,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    __typeof__(cuMemRelease) *real = VT_REAL(cuMemRelease);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemRelease, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemRelease);
     struct vt_phys dead;
@@ -52,9 +48,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
-    __typeof__(cuMemRetainAllocationHandle) *real = VT_REAL(cuMemRetainAllocationHandle);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemRetainAllocationHandle, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemRetainAllocationHandle);
     CUresult r = real(handle, addr);
@@ -69,9 +63,7 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void 
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                   unsigned long long flags)
 {
-    __typeof__(cuMemMap) *real = VT_REAL(cuMemMap);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemMap, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemMap);
     CUresult r = real(ptr, size, offset, handle, flags);
@@ -87,9 +79,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-    __typeof__(cuMemUnmap) *real = VT_REAL(cuMemUnmap);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemUnmap, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_plain_begin(&c, VT_FN_cuMemUnmap);
     struct vt_alloc maps[VT_UNMAP_BATCH];
@@ -115,9 +105,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
-    __typeof__(cuMemAddressReserve) *real = VT_REAL(cuMemAddressReserve);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemAddressReserve, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemAddressReserve);
     CUresult r = real(ptr, size, alignment, addr, flags);
@@ -128,9 +116,7 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
-    __typeof__(cuMemAddressFree) *real = VT_REAL(cuMemAddressFree);
-    if (!real)
-        return CUDA_ERROR_NOT_INITIALIZED;
+    VT_REAL_OR(cuMemAddressFree, CUDA_ERROR_NOT_INITIALIZED);
     struct vt_call c;
     vt_call_free_begin(&c, VT_FN_cuMemAddressFree, ptr, VT_KIND_VA);
     CUresult r = real(ptr, size);

@@ -10,6 +10,12 @@ void *vt_real(enum vt_fn f);
 /* Typed access: VT_REAL(cuMemAlloc_v2)(dptr, size). */
 #define VT_REAL(n) ((__typeof__(n) *)vt_real(VT_FN_##n))
 
+/* A wrapper's first line: `real` is the real n, and the wrapper returns err when there is none. */
+#define VT_REAL_OR(n, err)                  \
+    __typeof__(n) *real = VT_REAL(n);       \
+    if (!real)                              \
+        return err
+
 /* True once a libcuda is known: the dumper may then ask the driver for device figures. */
 int vt_real_driver_known(void);
 

@@ -37,9 +37,8 @@ static cudaError_t vt_rt_free_done(struct vt_call *c, cudaError_t r, void *p)
     return r;
 }
 
-#define VT_RT_REAL(n) __typeof__(n) *real = VT_REAL(n); \
-    if (!real)                                          \
-        return cudaErrorInitializationError;            \
+#define VT_RT_REAL(n)                             \
+    VT_REAL_OR(n, cudaErrorInitializationError); \
     struct vt_call c
 
 cudaError_t cudaMalloc(void **p, size_t size)
