@@ -8,12 +8,18 @@ export VRAMTRACE_DIR=$D VRAMTRACE_AT_EXIT=0
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_alloc" bench/bench_alloc.c -L"$B/fake" -l:libcuda.so.1
 cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_dump" bench/bench_dump.c -L"$B/fake" -l:libcuda.so.1 -ldl -lpthread
 echo "machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d)"
-for round in 1 2 3; do
-  bare=$("$B/bench_alloc")
-  off=$(VRAMTRACE_DEPTH=0 LD_PRELOAD=$B/libvramtrace.so "$B/bench_alloc")
-  d32=$(VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_alloc")
-  echo "alloc+free pair, ns: bare $bare, stacks off $off ($(echo "$off / $bare" | bc -l | cut -c1-4)x), depth 32 $d32 ($(echo "$d32 / $bare" | bc -l | cut -c1-4)x)"
+# Interleaved rounds, so that a slow moment of the machine hits all three alike; the median is kept.
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+: >"$D/bare"; : >"$D/off"; : >"$D/d32"
+for round in 1 2 3 4 5; do
+  "$B/bench_alloc" 1000000 >>"$D/bare"
+  VRAMTRACE_DEPTH=0 LD_PRELOAD=$B/libvramtrace.so "$B/bench_alloc" 1000000 >>"$D/off"
+  VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_alloc" 1000000 >>"$D/d32"
 done
+bare=$(median <"$D/bare"); off=$(median <"$D/off"); d32=$(median <"$D/d32")
+echo "alloc+free pair, median of 5 x 1,000,000, ns: bare $bare, stacks off $off ($(echo "$off / $bare" | bc -l | cut -c1-4)x), depth 32 $d32 ($(echo "$d32 / $bare" | bc -l | cut -c1-4)x)"
+echo "  rounds: bare $(tr '\n' ' ' <"$D/bare")| off $(tr '\n' ' ' <"$D/off")| depth 32 $(tr '\n' ' ' <"$D/d32")"
+
 for round in 1 2 3; do
   LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump"
 done
