@@ -1,6 +1,7 @@
 #!/bin/sh
-# The README's demo: run the serving loop under vramtrace, ask it for a dump while it runs, and report
-# the dump it writes at exit. Uses the GPU when there is one, else the bundled fake driver.
+# The README's demo: run the serving loop under vramtrace, take two dumps while it serves, report the
+# second and diff the two: the leaking call site comes out on top. Uses the GPU when there is one,
+# else the bundled fake driver.
 set -eu
 B=$(cd "$(dirname "$0")/../build" && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -14,16 +15,17 @@ else
   export LD_LIBRARY_PATH="$B/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 D=$(mktemp -d /tmp/vramtrace-demo.XXXXXX)
-"$B/vramtrace" run --dir "$D" -- "$B/serve_loop" 300 &
+"$B/vramtrace" run --dir "$D" -- "$B/serve_loop" 400 >/dev/null &
 pid=$!
+sleep 0.7
+first=$("$B/vramtrace" dump "$pid")
 sleep 1
-mid=$("$B/vramtrace" dump "$pid")
+second=$("$B/vramtrace" dump "$pid")
 wait "$pid"
+echo "== vramtrace report $second"
+"$B/vramtrace" report "$second" --top 3
 echo
-echo "== vramtrace report $mid (while serving)"
-"$B/vramtrace" report "$mid" --top 3
+echo "== vramtrace diff $first $second"
+"$B/vramtrace" diff "$first" "$second"
 echo
-echo "== vramtrace report (exit dump)"
-"$B/vramtrace" report "$D/vramtrace.$pid.2.dump" --top 3
-echo
-echo "dumps are in $D"
+echo "dumps are in $D (the third one was written at exit)"

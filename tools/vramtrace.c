@@ -8,7 +8,9 @@ static void vt_usage(FILE *f)
 {
     fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--depth N] -- CMD [ARGS...]\n"
           "       vramtrace dump PID [--dir D] [--timeout S]\n"
-          "       vramtrace report DUMP [--top N]\n",
+          "       vramtrace report DUMP [--top N] [--device D] [--json | --folded] [--full-stacks]\n"
+          "       vramtrace diff OLD NEW [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
+          "       vramtrace trend DUMP DUMP DUMP... [--json] [--full-stacks]\n",
           f);
 }
 
@@ -28,6 +30,10 @@ int main(int argc, char **argv)
         return vt_cmd_dump(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
         return vt_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "diff"))
+        return vt_cmd_diff(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "trend"))
+        return vt_cmd_trend(argc - 1, argv + 1);
     fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);
     vt_usage(stderr);
     return VT_EXIT_USAGE;

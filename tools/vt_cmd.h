@@ -5,6 +5,14 @@
 int vt_cmd_run(int argc, char **argv);
 int vt_cmd_dump(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
+int vt_cmd_diff(int argc, char **argv);
+int vt_cmd_trend(int argc, char **argv);
+
+struct vt_dumpfile;
+/* Reads a dump; on failure says "vramtrace: FILE:LINE: what" on stderr and returns -1. */
+int vt_load(const char *path, struct vt_dumpfile *d);
+/* Says "vramtrace VERB: what (vramtrace --help for usage)" and returns VT_EXIT_USAGE. */
+int vt_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Exit statuses shared by every verb. */
 #define VT_EXIT_USAGE 2 /* bad arguments or bad input file */

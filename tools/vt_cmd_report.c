@@ -1,134 +1,240 @@
-/* vramtrace report DUMP: what a dump holds, for a person. A first version: the header, the device
- * figures the driver gave, live bytes by kind, and the call sites holding the most live bytes. */
+/* vramtrace report DUMP: where the memory is. The header, then per device the accounting of BRIEF §3
+ * (an unknown figure is said to be unknown, never shown as 0), then the call sites holding the most
+ * live bytes; an exit dump's sites are its leaks. --json, --folded for flame-graph tools. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vt_cmd.h"
-#include "vt_dumpfile.h"
+#include "vt_json.h"
+#include "vt_model.h"
+#include "vt_units.h"
 
-struct vt_site {
-    uint32_t stack;
-    const char *kind, *api;
-    uint64_t count, bytes;
+#define VT_TEXT_FRAMES 12
+
+struct vt_report_opts {
+    const char *path;
+    long top;
+    int device; /* -2: all */
+    int json, folded, full;
 };
 
-static void vt_human(uint64_t b, char *out, size_t len)
+static int vt_site_shown(const struct vt_report_opts *o, const struct vt_site *s)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+    return !s->is_pool && (o->device == -2 || s->device == o->device);
 }
 
-static int vt_site_cmp(const void *a, const void *b)
+static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
 {
-    const struct vt_site *x = a, *y = b;
-    return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+    char b[32];
+    if (v == VT_DF_UNKNOWN) {
+        printf("  %-13s unknown%s%s\n", label, why_unknown ? " " : "", why_unknown ? why_unknown : "");
+    } else {
+        vt_human(v, b, sizeof b);
+        printf("  %-13s %s\n", label, b);
+    }
+}
+
+static void vt_report_text(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    const struct vt_dumpfile *d = m->d;
+    char when[64] = "-", a[32];
+    time_t t = (time_t)(d->time_wall / 1000000000u);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    printf("dump %s\nprocess %ld (%s), reason %s, dump #%lu, %s, %.1f s after start\n", o->path, d->pid,
+           d->exe ? d->exe : "-", d->reason, d->seq, when, (double)(d->time_mono - d->start_mono) / 1e9);
+    for (int k = 0; k < m->ndev; k++) {
+        const struct vt_dev *v = &m->dev[m->devidx[k]];
+        if (o->device != -2 && v->device != o->device)
+            continue;
+        if (v->device >= 0)
+            printf("\ndevice %d\n", v->device);
+        else
+            printf("\nno device known (entries whose device the dump does not give)\n");
+        vt_fig("process used", v->process_used, "(this dump has no NVML figure)");
+        vt_fig("overhead", v->overhead, "(needs process used)");
+        vt_fig("reserved", v->reserved, NULL);
+        vt_fig("allocated", v->allocated, NULL);
+        if (v->cached == VT_DF_UNKNOWN) {
+            vt_human(v->pool_cached, a, sizeof a);
+            printf("  %-13s unknown: no caching allocator's view of plain allocations in this dump, so they count as\n"
+                   "                allocated; stream-ordered pools keep %s free\n", "cached", a);
+        } else {
+            vt_fig("cached", v->cached, NULL);
+        }
+        if (v->cached != VT_DF_UNKNOWN) {
+            vt_fig("  releasable", v->releasable, "(the pools do not say)");
+            vt_fig("  fragmented", v->fragmented, "(the pools do not say)");
+        }
+        vt_fig("managed", v->managed, NULL);
+        if (v->total != VT_DF_UNKNOWN && v->free != VT_DF_UNKNOWN) {
+            char b[32];
+            vt_human(v->total - v->free, a, sizeof a);
+            vt_human(v->total, b, sizeof b);
+            printf("  %-13s %s of %s (all processes)\n", "device used", a, b);
+        }
+    }
+    vt_human(m->host_pinned, a, sizeof a);
+    printf("\nprocess\n  %-13s %s\n", "pinned host", a);
+    if (m->va_reserved) {
+        vt_human(m->va_reserved, a, sizeof a);
+        printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
+    }
+    int is_exit = !strcmp(d->reason, "exit");
+    printf("\n%s:\n", is_exit ? "leaks: live at exit, by call site" : "top call sites by live bytes");
+    long shown = 0;
+    for (size_t i = 0; i < m->nsites && shown < o->top; i++) {
+        const struct vt_site *s = &m->sites[i];
+        if (!vt_site_shown(o, s))
+            continue;
+        shown++;
+        vt_human(s->bytes, a, sizeof a);
+        printf("%11s in %llu × %s (%s)", a, (unsigned long long)s->count, s->kind, s->api);
+        if (s->device >= 0)
+            printf(", device %d", s->device);
+        putchar('\n');
+        uint32_t n = o->full || s->nframes <= VT_TEXT_FRAMES ? s->nframes : VT_TEXT_FRAMES;
+        for (uint32_t f = 0; f < n; f++)
+            printf("             %s\n", s->frames[f]);
+        if (n < s->nframes)
+            printf("             … %u more (--full-stacks)\n", s->nframes - n);
+        if (!s->nframes)
+            printf("             (no stack recorded)\n");
+    }
+    if (!shown)
+        printf("  none\n");
+}
+
+static void vt_json_site(FILE *f, const struct vt_site *s)
+{
+    fputs("{\"stack\":", f);
+    vt_json_strs(f, s->frames, s->nframes);
+    fputs(",\"kind\":", f);
+    vt_json_str(f, s->kind);
+    fputs(",\"api\":", f);
+    vt_json_str(f, s->api);
+    fprintf(f, ",\"device\":%d,\"live_count\":%llu,\"live_bytes\":%llu}", s->device, (unsigned long long)s->count,
+            (unsigned long long)s->bytes);
+}
+
+static void vt_json_sites(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    long shown = 0;
+    fputc('[', stdout);
+    for (size_t i = 0; i < m->nsites && shown < o->top; i++) {
+        if (!vt_site_shown(o, &m->sites[i]))
+            continue;
+        if (shown++)
+            fputc(',', stdout);
+        vt_json_site(stdout, &m->sites[i]);
+    }
+    fputc(']', stdout);
+}
+
+static void vt_report_json(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    const struct vt_dumpfile *d = m->d;
+    FILE *f = stdout;
+    fprintf(f, "{\"pid\":%ld,\"exe\":", d->pid);
+    vt_json_str(f, d->exe ? d->exe : "");
+    fputs(",\"reason\":", f);
+    vt_json_str(f, d->reason);
+    fprintf(f, ",\"seq\":%lu,\"time_unix_ns\":%llu,\"uptime_ns\":%llu,\"devices\":[", d->seq,
+            (unsigned long long)d->time_wall, (unsigned long long)(d->time_mono - d->start_mono));
+    int first = 1;
+    for (int k = 0; k < m->ndev; k++) {
+        const struct vt_dev *v = &m->dev[m->devidx[k]];
+        if (o->device != -2 && v->device != o->device)
+            continue;
+        fprintf(f, "%s{\"device\":%d,\"total\":", first ? "" : ",", v->device);
+        first = 0;
+        static const char *const keys[] = {"free", "process_used", "reserved", "allocated", "cached",
+                                           "releasable", "fragmented", "overhead", "managed", "pool_cached"};
+        const uint64_t vals[] = {v->free, v->process_used, v->reserved, v->allocated, v->cached,
+                                 v->releasable, v->fragmented, v->overhead, v->managed, v->pool_cached};
+        vt_json_u64(f, v->total);
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            fprintf(f, ",\"%s\":", keys[i]);
+            vt_json_u64(f, vals[i]);
+        }
+        /* Pinned host memory belongs to the process, not to a device: see the top-level key. */
+        fputs(",\"host_pinned\":null}", f);
+    }
+    fprintf(f, "],\"host_pinned\":%llu,\"va_reserved\":%llu,\"sites\":", (unsigned long long)m->host_pinned,
+            (unsigned long long)m->va_reserved);
+    vt_json_sites(o, m);
+    if (!strcmp(d->reason, "exit")) {
+        fputs(",\"leaks\":", f);
+        vt_json_sites(o, m);
+    }
+    fputs("}\n", f);
+}
+
+/* One line per site, outermost frame first: the input of flamegraph.pl and speedscope. */
+static void vt_report_folded(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    for (size_t i = 0; i < m->nsites; i++) {
+        const struct vt_site *s = &m->sites[i];
+        if (!vt_site_shown(o, s))
+            continue;
+        for (uint32_t f = s->nframes; f-- > 0;) {
+            for (const char *c = s->frames[f]; *c; c++)
+                putchar(*c == ';' || *c == ' ' ? '_' : *c);
+            putchar(';');
+        }
+        printf("[%s %s] %llu\n", s->kind, s->api, (unsigned long long)s->bytes);
+    }
 }
 
 int vt_cmd_report(int argc, char **argv)
 {
-    const char *path = NULL;
-    long top = 10;
+    struct vt_report_opts o = {.top = -1, .device = -2};
     for (int i = 1; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            top = strtol(argv[++i], &end, 10);
-            if (*end || top <= 0) {
-                fprintf(stderr, "vramtrace report: --top wants a positive number\n");
-                return VT_EXIT_USAGE;
-            }
-        } else if (!path && argv[i][0] != '-') {
-            path = argv[i];
+            o.top = strtol(argv[++i], &end, 10);
+            if (*end || o.top <= 0)
+                return vt_usage_error("report", "--top wants a positive number");
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            long dv = strtol(argv[++i], &end, 10);
+            if (*end || dv < 0 || dv >= VT_MAX_DEV)
+                return vt_usage_error("report", "--device wants a device ordinal");
+            o.device = (int)dv;
+        } else if (!strcmp(argv[i], "--json")) {
+            o.json = 1;
+        } else if (!strcmp(argv[i], "--folded")) {
+            o.folded = 1;
+        } else if (!strcmp(argv[i], "--full-stacks")) {
+            o.full = 1;
+        } else if (!o.path && argv[i][0] != '-') {
+            o.path = argv[i];
         } else {
-            fprintf(stderr, "vramtrace report: unexpected argument '%s' (usage: vramtrace report DUMP [--top N])\n", argv[i]);
-            return VT_EXIT_USAGE;
+            return vt_usage_error("report", "unexpected argument '%s'", argv[i]);
         }
     }
-    if (!path) {
-        fprintf(stderr, "vramtrace report: no dump given\n");
-        return VT_EXIT_USAGE;
-    }
+    if (!o.path)
+        return vt_usage_error("report", "no dump given");
+    if (o.top < 0)
+        o.top = o.json || o.folded ? 0x7fffffff : 10;
     struct vt_dumpfile d;
-    char err[512];
-    if (vt_dumpfile_read(path, &d, err, sizeof err) < 0) {
-        fprintf(stderr, "vramtrace: %s\n", err);
+    struct vt_model m;
+    if (vt_load(o.path, &d) < 0)
         return VT_EXIT_USAGE;
-    }
-    char a[32], b[32];
-    printf("dump %s: pid %ld, %s, reason %s, dump #%lu\n", path, d.pid, d.exe ? d.exe : "-", d.reason, d.seq);
-    for (size_t i = 0; i < d.ndevices; i++) {
-        const struct vt_df_device *v = &d.devices[i];
-        vt_human(v->reserved, a, sizeof a);
-        vt_human(v->reserved_peak, b, sizeof b);
-        printf("device %d: reserved by plain and VMM allocations %s (peak %s)", v->ordinal, a, b);
-        if (v->total != VT_DF_UNKNOWN && v->free != VT_DF_UNKNOWN) {
-            vt_human(v->total - v->free, a, sizeof a);
-            vt_human(v->total, b, sizeof b);
-            printf(", device used %s of %s", a, b);
-        }
-        putchar('\n');
-    }
-    for (size_t i = 0; i < d.npools; i++) {
-        const struct vt_df_pool *v = &d.pools[i];
-        if (v->reserved == VT_DF_UNKNOWN || v->used == VT_DF_UNKNOWN)
-            continue;
-        vt_human(v->reserved, a, sizeof a);
-        vt_human(v->used, b, sizeof b);
-        printf("pool 0x%llx (device %d, %s): reserved %s, used %s\n", (unsigned long long)v->handle, v->device,
-               v->is_default ? "default" : "explicit", a, b);
-    }
-    for (size_t i = 0; i < d.nkinds; i++) {
-        if (!d.kinds[i].count)
-            continue;
-        vt_human(d.kinds[i].bytes, a, sizeof a);
-        printf("live %-18s %8llu allocations, %s\n", d.kinds[i].name, (unsigned long long)d.kinds[i].count, a);
-    }
-
-    struct vt_site *sites = calloc(d.nallocs + d.nphys + 1, sizeof *sites);
-    size_t ns = 0;
-    if (!sites) {
-        fprintf(stderr, "vramtrace: out of memory\n");
+    if (vt_model_build(&d, o.full, &m) < 0) {
         vt_dumpfile_free(&d);
+        fprintf(stderr, "vramtrace: out of memory\n");
         return 1;
     }
-    for (size_t i = 0; i < d.nallocs + d.nphys; i++) {
-        int is_alloc = i < d.nallocs;
-        const struct vt_df_alloc *al = is_alloc ? &d.allocs[i] : NULL;
-        const struct vt_df_phys *ph = is_alloc ? NULL : &d.phys[i - d.nallocs];
-        uint32_t st = is_alloc ? al->stack : ph->stack;
-        const char *kind = is_alloc ? al->kind : ph->kind, *api = is_alloc ? al->api : ph->api;
-        if (!strcmp(kind, "va_reserved") || !strcmp(kind, "vmm_map"))
-            continue; /* address space and mappings: the memory is counted at its physical handle */
-        size_t j;
-        for (j = 0; j < ns; j++)
-            if (sites[j].stack == st && !strcmp(sites[j].kind, kind) && !strcmp(sites[j].api, api))
-                break;
-        if (j == ns)
-            sites[ns++] = (struct vt_site){st, kind, api, 0, 0};
-        sites[j].count++;
-        sites[j].bytes += is_alloc ? al->size : ph->size;
-    }
-    qsort(sites, ns, sizeof *sites, vt_site_cmp);
-    printf("\ntop call sites by live bytes%s:\n", !strcmp(d.reason, "exit") ? " (never freed: leaked at exit)" : "");
-    for (size_t i = 0; i < ns && (long)i < top; i++) {
-        vt_human(sites[i].bytes, a, sizeof a);
-        printf("%10s in %llu %s (%s)\n", a, (unsigned long long)sites[i].count, sites[i].kind, sites[i].api);
-        const struct vt_df_stack *st = vt_df_stack(&d, sites[i].stack);
-        for (uint32_t k = 0; st && k < st->n; k++) {
-            const char *name = vt_df_frame_name(&d, st->pc[k]);
-            if (name)
-                printf("             %s\n", name);
-            else
-                printf("             0x%llx\n", (unsigned long long)st->pc[k]);
-        }
-    }
-    free(sites);
+    if (o.json)
+        vt_report_json(&o, &m);
+    else if (o.folded)
+        vt_report_folded(&o, &m);
+    else
+        vt_report_text(&o, &m);
+    vt_model_free(&m);
     vt_dumpfile_free(&d);
     return 0;
 }

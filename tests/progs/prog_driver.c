@@ -115,6 +115,14 @@ static CUmemAllocationProp vmm_prop(void)
 
 #define MiB (1u << 20)
 
+/* Sleeps the whole time: a dump signal interrupts nanosleep (EINTR), as it would any program's. */
+static void mode_sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
 NOINLINE CUmemGenericAllocationHandle vmm_create(size_t n)
 {
     CUmemAllocationProp prop = vmm_prop();
@@ -229,6 +237,31 @@ static void mode_frees(void)
     printf("freehost-unknown %d\n", (int)cuMemFreeHost((void *)0x12345678));
     printf("release-unknown %d\n", (int)cuMemRelease((CUmemGenericAllocationHandle)0));
     prog_dump();
+}
+
+NOINLINE void grow_leak_site(void)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, 1 * MiB) == CUDA_SUCCESS, "grow leak");
+}
+
+NOINLINE void grow_steady_site(void)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, 3 * MiB) == CUDA_SUCCESS && cuMemFree(p) == CUDA_SUCCESS, "steady");
+}
+
+/* Three API dumps, one more leaked MiB before each; a steady site allocates and frees around them. */
+static void mode_grow(void)
+{
+    CUdeviceptr keep;
+    prog_check(cuMemAlloc(&keep, 2 * MiB) == CUDA_SUCCESS, "kept");
+    for (int i = 0; i < 3; i++) {
+        grow_leak_site();
+        grow_steady_site();
+        prog_dump();
+        mode_sleep_ms(20);
+    }
 }
 
 /* errno must be what the driver left (the fake leaves it alone) after every kind of wrapper. */
@@ -364,11 +397,6 @@ static void mode_sigchain(void)
     printf("early-handler-calls %d\n", (int)*calls);
 }
 
-static void mode_sleep(int ms)
-{
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 static void mode_rtldnext(void)
 {
@@ -424,7 +452,9 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "sigchain"))
         mode_sigchain();
     else if (!strcmp(mode, "sleep"))
-        mode_sleep(argc > 2 ? atoi(argv[2]) : 500);
+        mode_sleep_ms(argc > 2 ? atoi(argv[2]) : 500);
+    else if (!strcmp(mode, "grow"))
+        mode_grow();
     else if (!strcmp(mode, "rtldnext"))
         mode_rtldnext();
     else if (!strcmp(mode, "apidump"))

@@ -1,0 +1,261 @@
+/* The vramtrace command on dumps the rig produced: report (text, JSON, folded), diff (classes, verdict,
+ * --fail-on-growth, across two runs), trend (monotonic sites, rate, one-process rule), and run + dump
+ * end to end against a live process. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define MiB (1ull << 20)
+
+/* vramtrace with up to 6 arguments; output in r. */
+static void cmd(struct run *r, const char *a0, const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    const char *args[] = {a0, a1, a2, a3, a4, NULL};
+    run_prog(r, "../vramtrace", args, NULL, 0);
+}
+
+static void dump_path(char *out, size_t len, const struct run *r, long pid, int seq)
+{
+    snprintf(out, len, "%s/vramtrace.%ld.%d.dump", r->dir, pid, seq);
+}
+
+static void test_report(const struct run *grow)
+{
+    char p3[700];
+    struct run r;
+    dump_path(p3, sizeof p3, grow, grow->pid, 3);
+    cmd(&r, "report", p3, NULL, NULL, NULL);
+    ok(r.status == 0 && strstr(r.out, "reason api, dump #3"), "report: header");
+    ok(strstr(r.out, "reserved      5.0 MiB") && strstr(r.out, "allocated     5.0 MiB"),
+       "report: reserved and allocated of device 0 (2 MiB kept + 3 x 1 MiB leaked)");
+    ok(strstr(r.out, "process used  unknown") && strstr(r.out, "cached        unknown"),
+       "report: unknown figures are said to be unknown");
+    const char *site = strstr(r.out, "3.0 MiB in 3 × device (cuMemAlloc_v2)");
+    ok(site && strstr(site, "grow_leak_site+") && strstr(r.out, "2.0 MiB in 1 × device"), "report: sites by bytes, with frames");
+    ok(!strstr(r.out, "__libc_start_main") && !strstr(r.out, "_start+"), "report: start-up frames folded away");
+    run_free(&r);
+
+    cmd(&r, "report", p3, "--json", NULL, NULL);
+    ok(r.status == 0 && r.out[0] == '{' && strstr(r.out, "\"reason\":\"api\"") && strstr(r.out, "\"seq\":3"), "report --json: header");
+    ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":5242880,\"cached\":null") != NULL, "report --json: device figures, unknown is null");
+    ok(strstr(r.out, "\"process_used\":null") && strstr(r.out, "\"overhead\":null"), "report --json: process used and overhead null");
+    ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"live_count\":3,\"live_bytes\":3145728") != NULL,
+       "report --json: the leak site's count and bytes");
+    ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");
+    run_free(&r);
+
+    cmd(&r, "report", p3, "--folded", NULL, NULL);
+    ok(r.status == 0 && strstr(r.out, "main+") && strstr(r.out, "grow_leak_site+") && strstr(r.out, "[device cuMemAlloc_v2] 3145728\n"),
+       "report --folded: root first, bytes last");
+    ok(strstr(r.out, "main+") < strstr(r.out, "grow_leak_site+"), "report --folded: outermost frame first");
+    run_free(&r);
+
+    char exitp[700];
+    dump_path(exitp, sizeof exitp, grow, grow->pid, 4);
+    cmd(&r, "report", exitp, "--json", "--top", "1");
+    ok(r.status == 0 && strstr(r.out, "\"reason\":\"exit\"") && strstr(r.out, "\"leaks\":[{") &&
+           strstr(r.out, "\"live_bytes\":3145728}]"),
+       "report --json of the exit dump lists the leaks; --top 1 keeps the largest");
+    run_free(&r);
+}
+
+static void test_diff(const struct run *grow, const struct run *grow2)
+{
+    char p1[700], p2[700], q3[700];
+    struct run r;
+    dump_path(p1, sizeof p1, grow, grow->pid, 1);
+    dump_path(p2, sizeof p2, grow, grow->pid, 2);
+    cmd(&r, "diff", p1, p2, NULL, NULL);
+    ok(r.status == 0 && strstr(r.out, "device 0: reserved +1.0 MiB, allocated +1.0 MiB"), "diff: device deltas");
+    const char *grew = strstr(r.out, "sites that grew:");
+    ok(grew && strstr(grew, "+1.0 MiB +1 blocks  allocated device (cuMemAlloc_v2)") && strstr(grew, "grow_leak_site+"),
+       "diff: the leak site grew, class allocated");
+    ok(!strstr(r.out, "grow_steady_site"), "diff: the steady site is not listed");
+    const char *last = strrchr(r.out, '\n');
+    while (last > r.out && last[-1] != '\n')
+        last--;
+    ok(!strncmp(last, "verdict: leak-suspect", 21), "diff: ends with the verdict line (leak-suspect)");
+    run_free(&r);
+
+    cmd(&r, "diff", p1, p2, "--json", NULL);
+    ok(r.status == 0 && strstr(r.out, "\"devices\":[{\"device\":0,\"reserved_delta\":1048576,\"allocated_delta\":1048576,\"cached_delta\":null}]"),
+       "diff --json: device deltas");
+    ok(strstr(r.out, "\"class\":\"allocated\",\"status\":\"changed\",\"old_bytes\":1048576,\"new_bytes\":2097152,"
+                     "\"delta_bytes\":1048576,\"delta_count\":1") != NULL,
+       "diff --json: the site's old, new and deltas");
+    ok(strstr(r.out, "\"verdict\":\"leak-suspect\"") != NULL, "diff --json: verdict");
+    run_free(&r);
+
+    cmd(&r, "diff", p1, p2, "--fail-on-growth", "512K");
+    is_u64((uint64_t)r.status, 3, "diff --fail-on-growth 512K: exit 3 on 1 MiB of allocated growth");
+    run_free(&r);
+    cmd(&r, "diff", p1, p2, "--fail-on-growth", "2M");
+    is_u64((uint64_t)r.status, 0, "diff --fail-on-growth 2M: exit 0");
+    run_free(&r);
+    cmd(&r, "diff", p2, p1, NULL, NULL);
+    ok(r.status == 0 && strstr(r.out, "verdict: shrink"), "diff NEW OLD: verdict shrink");
+    run_free(&r);
+    cmd(&r, "diff", p1, p1, NULL, NULL);
+    ok(r.status == 0 && strstr(r.out, "verdict: no-growth") && strstr(r.out, "no site grew"), "diff of a dump with itself: no-growth");
+    run_free(&r);
+
+    /* Two runs of the program: sites still match by frames, though every address differs. */
+    dump_path(q3, sizeof q3, grow2, grow2->pid, 3);
+    cmd(&r, "diff", p1, q3, "--json", NULL);
+    ok(r.status == 0 && strstr(r.out, "\"status\":\"changed\",\"old_bytes\":1048576,\"new_bytes\":3145728"),
+       "diff across two runs matches the leak site (changed, not new)");
+    run_free(&r);
+
+    cmd(&r, "diff", p1, NULL, NULL, NULL);
+    ok(r.status == 2 && count_lines(r.err, "vramtrace diff: ") == 1, "diff with one dump: exit 2, one line");
+    run_free(&r);
+}
+
+static void test_pool_diff(void)
+{
+    struct run pool, r;
+    const char *args[] = {"pool", NULL};
+    run_prog(&pool, "prog_driver", args, NULL, 1);
+    char p1[700], p2[700];
+    dump_path(p1, sizeof p1, &pool, pool.pid, 1);
+    dump_path(p2, sizeof p2, &pool, pool.pid, 2);
+    cmd(&r, "report", p2, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":1048576,\"cached\":4194304") != NULL,
+       "report: a pool's free memory is cached (reserved 5 MiB, allocated 1 MiB, cached 4 MiB)");
+    run_free(&r);
+    cmd(&r, "diff", p1, p2, "--json", NULL);
+    ok(strstr(r.out, "\"reserved_delta\":0,\"allocated_delta\":-4194304,\"cached_delta\":4194304") != NULL,
+       "diff: freeing into a pool moves bytes from allocated to cached");
+    ok(strstr(r.out, "\"kind\":\"pool_cache\",\"api\":\"explicit-pool-device-0\",\"class\":\"cache\"") &&
+           strstr(r.out, "\"delta_bytes\":4194304"),
+       "diff: the pool's cache shows as a cache-class site");
+    run_free(&r);
+    run_free(&pool);
+}
+
+static void test_trend(const struct run *grow, const struct run *grow2)
+{
+    char p[3][700], q1[700];
+    struct run r;
+    for (int i = 0; i < 3; i++)
+        dump_path(p[i], sizeof p[i], grow, grow->pid, i + 1);
+    const char *args[] = {"trend", p[2], p[0], p[1], "--json", NULL};
+    run_prog(&r, "../vramtrace", args, NULL, 0);
+    ok(r.status == 0 && strstr(r.out, "\"bytes\":[1048576,2097152,3145728],\"monotonic\":true"),
+       "trend --json: the leak site, in time order whatever the argument order, grows every time");
+    ok(strstr(r.out, "\"bytes\":[2097152,2097152,2097152],\"monotonic\":false") != NULL, "trend --json: the kept buffer does not");
+    ok(strstr(r.out, "\"verdict\":\"leak-suspect\"") != NULL, "trend --json: verdict");
+    run_free(&r);
+    const char *text[] = {"trend", p[0], p[1], p[2], NULL};
+    run_prog(&r, "../vramtrace", text, NULL, 0);
+    ok(r.status == 0 && strstr(r.out, "sites that grew in every interval:") && strstr(r.out, "1.0 MiB -> 2.0 MiB -> 3.0 MiB") &&
+           strstr(r.out, "verdict: leak-suspect: +"),
+       "trend: text with the rate and the verdict");
+    run_free(&r);
+
+    dump_path(q1, sizeof q1, grow2, grow2->pid, 1);
+    const char *mixed[] = {"trend", p[0], p[1], q1, NULL};
+    run_prog(&r, "../vramtrace", mixed, NULL, 0);
+    ok(r.status == 2 && count_lines(r.err, "vramtrace: ") == 1 && strstr(r.err, "trend needs dumps of one process") &&
+           strstr(r.err, q1),
+       "trend of two processes: exit 2, one line naming the file");
+    run_free(&r);
+    const char *two[] = {"trend", p[0], p[1], NULL};
+    run_prog(&r, "../vramtrace", two, NULL, 0);
+    ok(r.status == 2 && strstr(r.err, "at least three dumps"), "trend of two dumps: exit 2");
+    run_free(&r);
+}
+
+/* vramtrace run in the background, vramtrace dump against it. */
+static void test_run_and_dump(void)
+{
+    struct run r;
+    char dir[] = "/tmp/vramtrace-test.XXXXXX";
+    if (!ok(mkdtemp(dir) != NULL, "run/dump: temp dir"))
+        return;
+    char self[1024], vt[1100], prog[1100], fake[1100];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    *strrchr(self, '/') = 0;
+    snprintf(vt, sizeof vt, "%s/../vramtrace", self);
+    snprintf(prog, sizeof prog, "%s/prog_driver", self);
+    snprintf(fake, sizeof fake, "%s/../fake", self);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LD_LIBRARY_PATH", fake, 1);
+        unsetenv("VRAMTRACE_DIR");
+        execl(vt, vt, "run", "--dir", dir, "--", prog, "sleep", "1500", (char *)NULL);
+        _exit(127);
+    }
+    struct timespec nap = {0, 300 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    char pids[32];
+    snprintf(pids, sizeof pids, "%ld", (long)pid);
+    const char *args[] = {"dump", pids, NULL};
+    run_prog(&r, "../vramtrace", args, NULL, 0);
+    char want[200];
+    snprintf(want, sizeof want, "%s/vramtrace.%ld.1.dump\n", dir, (long)pid);
+    ok(r.status == 0 && !strcmp(r.out, want), "vramtrace dump PID prints the new dump's path (%s)", r.out);
+    struct vt_dumpfile d;
+    want[strlen(want) - 1] = 0;
+    int loaded = load_dump(want, &d) == 0;
+    ok(loaded && !strcmp(d.reason, "signal") && d.pid == pid, "the dump is complete, reason signal, that pid");
+    vt_dumpfile_free(&d);
+    run_free(&r);
+    int st;
+    waitpid(pid, &st, 0);
+    ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "vramtrace run exits with the program's status (0)");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", dir, (long)pid);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.2.dump", dir, (long)pid);
+    unlink(path);
+    rmdir(dir);
+
+    const char *bad[] = {"run", "--", "prog_does_not_exist_anywhere", NULL};
+    run_prog(&r, "../vramtrace", bad, NULL, 0);
+    ok(r.status == 127 && strstr(r.err, "cannot run"), "vramtrace run of a missing program: 127 and a message");
+    run_free(&r);
+    const char *status[] = {"run", "--", prog, "no-such-mode", NULL};
+    run_prog(&r, "../vramtrace", status, NULL, 0);
+    is_u64((uint64_t)r.status, 2, "vramtrace run passes the program's exit status through (2)");
+    run_free(&r);
+
+    /* A process without the library. */
+    pid_t plain = fork();
+    if (plain == 0) {
+        execl("/bin/sleep", "sleep", "3", (char *)NULL);
+        _exit(127);
+    }
+    nanosleep(&nap, NULL);
+    snprintf(pids, sizeof pids, "%ld", (long)plain);
+    const char *nolib[] = {"dump", pids, "--timeout", "1", NULL};
+    run_prog(&r, "../vramtrace", nolib, NULL, 0);
+    ok(r.status == 1 && strstr(r.err, "is not loaded"), "vramtrace dump of a process without the library says so");
+    run_free(&r);
+    kill(plain, SIGKILL);
+    waitpid(plain, &st, 0);
+}
+
+int main(void)
+{
+    struct run grow, grow2;
+    const char *args[] = {"grow", NULL};
+    run_prog(&grow, "prog_driver", args, NULL, 1);
+    run_prog(&grow2, "prog_driver", args, NULL, 1);
+    ok(grow.status == 0 && grow2.status == 0, "two runs of the growing program");
+    test_report(&grow);
+    test_diff(&grow, &grow2);
+    test_pool_diff();
+    test_trend(&grow, &grow2);
+    test_run_and_dump();
+    run_free(&grow);
+    run_free(&grow2);
+    return tap_done();
+}

@@ -1,0 +1,228 @@
+/* vramtrace diff OLD NEW: what grew between two dumps. Call sites are matched by their frame strings,
+ * so two runs of a program compare as well as two dumps of one process. Every growing site is classed
+ * allocated (memory handed to the application grew: a leak suspect) or cache (a pool kept more free
+ * memory), and one verdict line ends the report. --fail-on-growth SIZE exits 3 past SIZE of allocated
+ * growth, for CI gates and health checks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_cmd.h"
+#include "vt_json.h"
+#include "vt_model.h"
+#include "vt_units.h"
+
+#define VT_EXIT_GROWTH 3
+
+struct vt_change {
+    const struct vt_site *old, *new; /* either may be NULL: vanished, new */
+    int64_t delta_bytes, delta_count;
+};
+
+static const struct vt_site *vt_any(const struct vt_change *c)
+{
+    return c->new ? c->new : c->old;
+}
+
+static int vt_change_cmp(const void *a, const void *b)
+{
+    const struct vt_change *x = a, *y = b;
+    if (x->delta_bytes != y->delta_bytes)
+        return x->delta_bytes < y->delta_bytes ? 1 : -1;
+    return strcmp(vt_any(x)->key, vt_any(y)->key);
+}
+
+static const char *vt_status(const struct vt_change *c)
+{
+    return !c->old ? "new" : !c->new ? "vanished" : "changed";
+}
+
+struct vt_dev_delta {
+    int device;
+    int64_t reserved, allocated, cached;
+    int cached_unknown;
+};
+
+int vt_cmd_diff(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    int json = 0, full = 0, fail = 0, np = 0;
+    uint64_t limit = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--full-stacks")) {
+            full = 1;
+        } else if (!strcmp(argv[i], "--fail-on-growth") && i + 1 < argc) {
+            if (vt_parse_size(argv[++i], &limit) < 0)
+                return vt_usage_error("diff", "--fail-on-growth wants a size such as 100M or 2GiB, not '%s'", argv[i]);
+            fail = 1;
+        } else if (argv[i][0] != '-' && np < 2) {
+            paths[np++] = argv[i];
+        } else {
+            return vt_usage_error("diff", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (np != 2)
+        return vt_usage_error("diff", "needs two dumps: OLD NEW");
+    struct vt_dumpfile d[2];
+    struct vt_model m[2];
+    if (vt_load(paths[0], &d[0]) < 0)
+        return VT_EXIT_USAGE;
+    if (vt_load(paths[1], &d[1]) < 0) {
+        vt_dumpfile_free(&d[0]);
+        return VT_EXIT_USAGE;
+    }
+    if (vt_model_build(&d[0], full, &m[0]) < 0 || vt_model_build(&d[1], full, &m[1]) < 0) {
+        fprintf(stderr, "vramtrace: out of memory\n");
+        return 1;
+    }
+
+    /* Devices: every ordinal either dump knows. */
+    struct vt_dev_delta dd[VT_MAX_DEV + 1];
+    int ndd = 0;
+    int64_t alloc_total = 0, res_total = 0;
+    int any_cached_unknown = 0;
+    for (int side = 0; side < 2; side++) {
+        for (int k = 0; k < m[side].ndev; k++) {
+            int dv = m[side].dev[m[side].devidx[k]].device;
+            int seen = 0;
+            for (int j = 0; j < ndd; j++)
+                seen |= dd[j].device == dv;
+            if (seen)
+                continue;
+            const struct vt_dev *o = vt_model_dev(&m[0], dv), *n = vt_model_dev(&m[1], dv);
+            struct vt_dev_delta *x = &dd[ndd++];
+            x->device = dv;
+            x->reserved = (int64_t)(n ? n->reserved : 0) - (int64_t)(o ? o->reserved : 0);
+            x->allocated = (int64_t)(n ? n->allocated : 0) - (int64_t)(o ? o->allocated : 0);
+            x->cached_unknown = (o && o->cached == VT_DF_UNKNOWN) || (n && n->cached == VT_DF_UNKNOWN);
+            x->cached = x->cached_unknown ? 0 : (int64_t)(n ? n->cached : 0) - (int64_t)(o ? o->cached : 0);
+            any_cached_unknown |= x->cached_unknown;
+            alloc_total += x->allocated;
+            res_total += x->reserved;
+        }
+    }
+
+    /* Sites: every key of either dump whose bytes or count changed. */
+    size_t cap = m[0].nsites + m[1].nsites, nc = 0;
+    struct vt_change *ch = calloc(cap ? cap : 1, sizeof *ch);
+    if (!ch) {
+        fprintf(stderr, "vramtrace: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < m[1].nsites; i++) {
+        const struct vt_site *n = &m[1].sites[i], *o = vt_model_find(&m[0], n->key);
+        int64_t db = (int64_t)n->bytes - (int64_t)(o ? o->bytes : 0);
+        int64_t dc = (int64_t)n->count - (int64_t)(o ? o->count : 0);
+        if (db || dc || !o)
+            ch[nc++] = (struct vt_change){o, n, db, dc};
+    }
+    for (size_t i = 0; i < m[0].nsites; i++) {
+        const struct vt_site *o = &m[0].sites[i];
+        if (!vt_model_find(&m[1], o->key))
+            ch[nc++] = (struct vt_change){o, NULL, -(int64_t)o->bytes, -(int64_t)o->count};
+    }
+    qsort(ch, nc, sizeof *ch, vt_change_cmp);
+
+    const struct vt_change *top = NULL;
+    for (size_t i = 0; i < nc && !top; i++)
+        if (ch[i].delta_bytes > 0 && !vt_any(&ch[i])->is_pool)
+            top = &ch[i];
+    const char *verdict = alloc_total > 0 && top ? "leak-suspect"
+                          : res_total > 0        ? "cache-growth"
+                          : res_total < 0 || alloc_total < 0 ? "shrink"
+                                                             : "no-growth";
+    char a[32], b[32];
+    if (json) {
+        printf("{\"old\":");
+        vt_json_str(stdout, paths[0]);
+        printf(",\"new\":");
+        vt_json_str(stdout, paths[1]);
+        printf(",\"old_pid\":%ld,\"new_pid\":%ld,\"interval_ns\":%lld,\"devices\":[", d[0].pid, d[1].pid,
+               d[0].pid == d[1].pid ? (long long)(d[1].time_mono - d[0].time_mono) : 0LL);
+        for (int j = 0; j < ndd; j++) {
+            printf("%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", j ? "," : "",
+                   dd[j].device, (long long)dd[j].reserved, (long long)dd[j].allocated);
+            vt_json_i64(stdout, dd[j].cached, dd[j].cached_unknown);
+            putchar('}');
+        }
+        printf("],\"sites\":[");
+        for (size_t i = 0; i < nc; i++) {
+            const struct vt_site *s = vt_any(&ch[i]);
+            printf("%s{\"stack\":", i ? "," : "");
+            vt_json_strs(stdout, s->frames, s->nframes);
+            printf(",\"kind\":");
+            vt_json_str(stdout, s->kind);
+            printf(",\"api\":");
+            vt_json_str(stdout, s->api);
+            printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
+                   "\"delta_count\":%lld}",
+                   s->is_pool ? "cache" : "allocated", vt_status(&ch[i]),
+                   (unsigned long long)(ch[i].old ? ch[i].old->bytes : 0),
+                   (unsigned long long)(ch[i].new ? ch[i].new->bytes : 0), (long long)ch[i].delta_bytes,
+                   (long long)ch[i].delta_count);
+        }
+        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\"}\n", (long long)alloc_total,
+               (long long)res_total, verdict);
+    } else {
+        printf("diff %s -> %s\n", paths[0], paths[1]);
+        if (d[0].pid == d[1].pid)
+            printf("process %ld, %.1f s apart\n", d[0].pid, (double)(d[1].time_mono - d[0].time_mono) / 1e9);
+        else
+            printf("processes %ld and %ld: sites matched by their frames\n", d[0].pid, d[1].pid);
+        for (int j = 0; j < ndd; j++) {
+            vt_human_delta(dd[j].reserved, a, sizeof a);
+            vt_human_delta(dd[j].allocated, b, sizeof b);
+            printf("%s %d: reserved %s, allocated %s, cached ", dd[j].device >= 0 ? "device" : "no device",
+                   dd[j].device, a, b);
+            if (dd[j].cached_unknown) {
+                printf("unknown\n");
+            } else {
+                vt_human_delta(dd[j].cached, a, sizeof a);
+                printf("%s\n", a);
+            }
+        }
+        size_t grew = 0, shrank = 0;
+        for (size_t i = 0; i < nc; i++) {
+            if (ch[i].delta_bytes <= 0) {
+                shrank += ch[i].delta_bytes < 0;
+                continue;
+            }
+            if (!grew++)
+                printf("\nsites that grew:\n");
+            const struct vt_site *s = vt_any(&ch[i]);
+            vt_human_delta(ch[i].delta_bytes, a, sizeof a);
+            vt_human(ch[i].new->bytes, b, sizeof b);
+            printf("%12s %+lld blocks  %-9s %s (%s), now %s%s\n", a, (long long)ch[i].delta_count,
+                   s->is_pool ? "cache" : "allocated", s->kind, s->api, b, ch[i].old ? "" : "  [new]");
+            for (uint32_t f = 0; f < s->nframes && (full || f < 8); f++)
+                printf("               %s\n", s->frames[f]);
+        }
+        if (!grew)
+            printf("\nno site grew\n");
+        if (shrank)
+            printf("%zu site%s shrank or vanished\n", shrank, shrank == 1 ? "" : "s");
+        vt_human_delta(alloc_total, a, sizeof a);
+        vt_human_delta(res_total, b, sizeof b);
+        printf("verdict: %s: reserved %s, allocated %s", verdict, b, a);
+        if (top && !strcmp(verdict, "leak-suspect")) {
+            char c[32];
+            vt_human_delta(top->delta_bytes, c, sizeof c);
+            printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_any(top)->frames[0] : "an unknown site",
+                   c, (long long)top->delta_count);
+        }
+        if (!strcmp(verdict, "cache-growth"))
+            printf("; memory handed to the program did not grow: this is cache, not a leak");
+        if (any_cached_unknown && !strcmp(verdict, "leak-suspect"))
+            printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");
+        putchar('\n');
+    }
+    int rc = fail && alloc_total > 0 && (uint64_t)alloc_total > limit ? VT_EXIT_GROWTH : 0;
+    free(ch);
+    for (int side = 0; side < 2; side++) {
+        vt_model_free(&m[side]);
+        vt_dumpfile_free(&d[side]);
+    }
+    return rc;
+}

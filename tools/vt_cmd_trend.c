@@ -1,0 +1,207 @@
+/* vramtrace trend DUMP...: three or more dumps of one process; the call sites whose live bytes grew in
+ * every interval, with their rate per minute, and one verdict line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_cmd.h"
+#include "vt_json.h"
+#include "vt_model.h"
+#include "vt_units.h"
+
+struct vt_series {
+    const struct vt_site *site; /* the site as seen last */
+    uint64_t *bytes;            /* one per dump, 0 where absent */
+    int monotonic;
+    double rate;                /* bytes per minute, first to last dump */
+};
+
+struct vt_dumpmodel {
+    const char *path;
+    struct vt_dumpfile d;
+    struct vt_model m;
+};
+
+static int vt_by_time(const void *a, const void *b)
+{
+    const struct vt_dumpmodel *x = a, *y = b;
+    return x->d.time_mono < y->d.time_mono ? -1 : x->d.time_mono > y->d.time_mono;
+}
+
+static int vt_by_rate(const void *a, const void *b)
+{
+    const struct vt_series *x = a, *y = b;
+    if (x->monotonic != y->monotonic)
+        return y->monotonic - x->monotonic;
+    return x->rate < y->rate ? 1 : x->rate > y->rate ? -1 : strcmp(x->site->key, y->site->key);
+}
+
+int vt_cmd_trend(int argc, char **argv)
+{
+    int json = 0, full = 0, n = 0;
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    if (!paths)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--full-stacks"))
+            full = 1;
+        else if (argv[i][0] != '-')
+            paths[n++] = argv[i];
+        else
+            return vt_usage_error("trend", "unexpected argument '%s'", argv[i]);
+    }
+    if (n < 3)
+        return vt_usage_error("trend", "needs at least three dumps of one process, %d given", n);
+    struct vt_dumpmodel *dm = calloc((size_t)n, sizeof *dm);
+    if (!dm)
+        return 1;
+    int rc = 0, loaded = 0;
+    for (; loaded < n; loaded++) {
+        dm[loaded].path = paths[loaded];
+        if (vt_load(paths[loaded], &dm[loaded].d) < 0) {
+            rc = VT_EXIT_USAGE;
+            break;
+        }
+        if (dm[loaded].d.pid != dm[0].d.pid || dm[loaded].d.start_mono != dm[0].d.start_mono) {
+            fprintf(stderr, "vramtrace: %s is a dump of process %ld, %s of process %ld: trend needs dumps of one process\n",
+                    paths[loaded], dm[loaded].d.pid, paths[0], dm[0].d.pid);
+            vt_dumpfile_free(&dm[loaded].d);
+            rc = VT_EXIT_USAGE;
+            break;
+        }
+        if (vt_model_build(&dm[loaded].d, full, &dm[loaded].m) < 0) {
+            vt_dumpfile_free(&dm[loaded].d);
+            fprintf(stderr, "vramtrace: out of memory\n");
+            rc = 1;
+            break;
+        }
+    }
+    if (rc)
+        goto out;
+    qsort(dm, (size_t)n, sizeof *dm, vt_by_time);
+
+    /* Every site of any dump, its bytes in each. */
+    size_t cap = 0, ns = 0;
+    for (int i = 0; i < n; i++)
+        cap += dm[i].m.nsites;
+    struct vt_series *se = calloc(cap ? cap : 1, sizeof *se);
+    uint64_t *cells = calloc((cap ? cap : 1) * (size_t)n, sizeof *cells);
+    if (!se || !cells) {
+        fprintf(stderr, "vramtrace: out of memory\n");
+        rc = 1;
+        free(se);
+        free(cells);
+        goto out;
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        for (size_t j = 0; j < dm[i].m.nsites; j++) {
+            const struct vt_site *s = &dm[i].m.sites[j];
+            int later = 0;
+            for (int k = i + 1; k < n && !later; k++)
+                later = vt_model_find(&dm[k].m, s->key) != NULL;
+            if (later)
+                continue; /* already a series, taken from a later dump */
+            struct vt_series *x = &se[ns];
+            x->site = s;
+            x->bytes = cells + ns * (size_t)n;
+            for (int k = 0; k < n; k++) {
+                const struct vt_site *t = vt_model_find(&dm[k].m, s->key);
+                x->bytes[k] = t ? t->bytes : 0;
+            }
+            x->monotonic = 1;
+            for (int k = 1; k < n; k++)
+                x->monotonic &= x->bytes[k] > x->bytes[k - 1];
+            double minutes = (double)(dm[n - 1].d.time_mono - dm[0].d.time_mono) / 60e9;
+            x->rate = minutes > 0 ? ((double)x->bytes[n - 1] - (double)x->bytes[0]) / minutes : 0;
+            ns++;
+        }
+    }
+    qsort(se, ns, sizeof *se, vt_by_rate);
+
+    int leak = 0, cache = 0;
+    for (size_t i = 0; i < ns; i++) {
+        leak |= se[i].monotonic && !se[i].site->is_pool;
+        cache |= se[i].monotonic && se[i].site->is_pool;
+    }
+    uint64_t res_first = 0, res_last = 0;
+    int res_monotonic = 1;
+    for (int k = 0; k < n; k++) {
+        uint64_t r = 0;
+        for (int j = 0; j < dm[k].m.ndev; j++)
+            r += dm[k].m.dev[dm[k].m.devidx[j]].reserved;
+        if (k && r <= res_last)
+            res_monotonic = 0;
+        if (!k)
+            res_first = r;
+        res_last = r;
+    }
+    const char *verdict = leak                            ? "leak-suspect"
+                          : cache || (res_monotonic && n > 1) ? "cache-growth"
+                          : res_last < res_first          ? "shrink"
+                                                          : "no-growth";
+    char a[32];
+    if (json) {
+        printf("{\"pid\":%ld,\"dumps\":[", dm[0].d.pid);
+        for (int k = 0; k < n; k++) {
+            printf("%s", k ? "," : "");
+            vt_json_str(stdout, dm[k].path);
+        }
+        printf("],\"times_ns\":[");
+        for (int k = 0; k < n; k++)
+            printf("%s%llu", k ? "," : "", (unsigned long long)(dm[k].d.time_mono - dm[k].d.start_mono));
+        printf("],\"sites\":[");
+        for (size_t i = 0; i < ns; i++) {
+            printf("%s{\"stack\":", i ? "," : "");
+            vt_json_strs(stdout, se[i].site->frames, se[i].site->nframes);
+            printf(",\"kind\":");
+            vt_json_str(stdout, se[i].site->kind);
+            printf(",\"api\":");
+            vt_json_str(stdout, se[i].site->api);
+            printf(",\"class\":\"%s\",\"bytes\":[", se[i].site->is_pool ? "cache" : "allocated");
+            for (int k = 0; k < n; k++)
+                printf("%s%llu", k ? "," : "", (unsigned long long)se[i].bytes[k]);
+            printf("],\"monotonic\":%s,\"rate_bytes_per_min\":%.0f}", se[i].monotonic ? "true" : "false", se[i].rate);
+        }
+        printf("],\"verdict\":\"%s\"}\n", verdict);
+    } else {
+        printf("trend of process %ld over %d dumps, %.1f s\n", dm[0].d.pid, n,
+               (double)(dm[n - 1].d.time_mono - dm[0].d.time_mono) / 1e9);
+        size_t shown = 0;
+        for (size_t i = 0; i < ns && se[i].monotonic; i++) {
+            if (!shown++)
+                printf("\nsites that grew in every interval:\n");
+            vt_human_delta((int64_t)se[i].rate, a, sizeof a);
+            printf("%12s/min  %-9s %s (%s):", a, se[i].site->is_pool ? "cache" : "allocated", se[i].site->kind,
+                   se[i].site->api);
+            for (int k = 0; k < n; k++) {
+                vt_human(se[i].bytes[k], a, sizeof a);
+                printf("%s %s", k ? " ->" : "", a);
+            }
+            putchar('\n');
+            for (uint32_t f = 0; f < se[i].site->nframes && (full || f < 8); f++)
+                printf("               %s\n", se[i].site->frames[f]);
+        }
+        if (!shown)
+            printf("\nno site grew in every interval\n");
+        printf("verdict: %s", verdict);
+        if (leak) {
+            vt_human_delta((int64_t)se[0].rate, a, sizeof a);
+            printf(": %s/min at %s", a, se[0].site->nframes ? se[0].site->frames[0] : "an unknown site");
+        } else if (!strcmp(verdict, "cache-growth")) {
+            printf(": reserved grew, no allocation site grew every time: cache, not a leak");
+        }
+        putchar('\n');
+    }
+    free(se);
+    free(cells);
+out:
+    for (int i = 0; i < loaded; i++) {
+        vt_model_free(&dm[i].m);
+        vt_dumpfile_free(&dm[i].d);
+    }
+    free(dm);
+    free(paths);
+    return rc;
+}

@@ -1,0 +1,337 @@
+/* Building the model of a dump. Frames are named by dladdr's symbol when the dump has one, else by
+ * module file name and offset from the module's load address: both are the same in every run of the
+ * same binaries. Folding drops the CUDA libraries' own frames at the top of a stack and the process's
+ * start-up frames at its bottom, which say nothing about who allocated. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_model.h"
+
+#define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
+#include <uthash.h>
+
+struct vt_site_ix {
+    UT_hash_handle hh;
+    size_t at;
+};
+
+struct vt_index {
+    struct vt_site_ix *head;
+    struct vt_site_ix *nodes;
+};
+
+static const char *vt_basename(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static const struct vt_df_module *vt_module_of(const struct vt_dumpfile *d, uint64_t pc)
+{
+    for (size_t i = 0; i < d->nmodules; i++)
+        if (pc >= d->modules[i].lo && pc < d->modules[i].hi)
+            return &d->modules[i];
+    return NULL;
+}
+
+static char *vt_frame_string(const struct vt_dumpfile *d, uint64_t pc)
+{
+    char buf[1024];
+    const char *name = vt_df_frame_name(d, pc);
+    const struct vt_df_module *mod = vt_module_of(d, pc);
+    if (name)
+        snprintf(buf, sizeof buf, "%s", name);
+    else if (mod)
+        snprintf(buf, sizeof buf, "%s+0x%llx", vt_basename(mod->path), (unsigned long long)(pc - mod->base));
+    else
+        snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
+    return strdup(buf);
+}
+
+static int vt_cuda_internal(const struct vt_df_module *mod)
+{
+    const char *b = mod ? vt_basename(mod->path) : "";
+    return !strncmp(b, "libcuda.so", 10) || !strncmp(b, "libcudart.so", 12);
+}
+
+static int vt_startup_frame(const struct vt_dumpfile *d, uint64_t pc)
+{
+    const char *name = vt_df_frame_name(d, pc);
+    const struct vt_df_module *mod = vt_module_of(d, pc);
+    const char *b = mod ? vt_basename(mod->path) : "";
+    if (name && (!strncmp(name, "__libc_start", 12) || !strncmp(name, "_start+", 7)))
+        return 1;
+    return !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8);
+}
+
+/* Frames [lo, hi) of a stack worth showing. */
+static void vt_fold(const struct vt_dumpfile *d, const struct vt_df_stack *st, int full, uint32_t *lo, uint32_t *hi)
+{
+    *lo = 0;
+    *hi = st->n;
+    if (full)
+        return;
+    while (*lo + 1 < *hi && vt_cuda_internal(vt_module_of(d, st->pc[*lo])))
+        (*lo)++;
+    while (*hi > *lo + 1 && vt_startup_frame(d, st->pc[*hi - 1]))
+        (*hi)--;
+}
+
+static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api, int device,
+                  uint32_t stack, uint64_t bytes, int full)
+{
+    const struct vt_dumpfile *d = m->d;
+    const struct vt_df_stack *st = stack ? vt_df_stack(d, stack) : NULL;
+    char *frames[1024];
+    uint32_t n = 0, lo = 0, hi = 0;
+    if (st)
+        vt_fold(d, st, full, &lo, &hi);
+    size_t keylen = strlen(kind) + strlen(api) + 8;
+    for (uint32_t i = lo; i < hi && n < 1024; i++) {
+        if (!(frames[n] = vt_frame_string(d, st->pc[i])))
+            return -1;
+        keylen += strlen(frames[n++]) + 1;
+    }
+    char *key = malloc(keylen);
+    if (!key)
+        return -1;
+    int off = snprintf(key, keylen, "%s|%s|", kind, api);
+    for (uint32_t i = 0; i < n; i++)
+        off += snprintf(key + off, keylen - (size_t)off, "%s%s", i ? ";" : "", frames[i]);
+    struct vt_site_ix *hit;
+    HASH_FIND_STR(ix->head, key, hit);
+    if (hit) {
+        struct vt_site *s = &m->sites[hit->at];
+        s->count++;
+        s->bytes += bytes;
+        free(key);
+        for (uint32_t i = 0; i < n; i++)
+            free(frames[i]);
+        return 0;
+    }
+    if (m->nsites == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        struct vt_site *ns = realloc(m->sites, nc * sizeof *ns);
+        struct vt_site_ix *nn = ns ? realloc(ix->nodes, nc * sizeof *nn) : NULL;
+        if (!ns || !nn) {
+            if (ns)
+                m->sites = ns;
+            free(key);
+            return -1;
+        }
+        /* The index nodes moved: rebuild the hash over them. */
+        m->sites = ns;
+        ix->nodes = nn;
+        *cap = nc;
+        HASH_CLEAR(hh, ix->head);
+        for (size_t i = 0; i < m->nsites; i++)
+            HASH_ADD_KEYPTR(hh, ix->head, m->sites[i].key, strlen(m->sites[i].key), &ix->nodes[i]);
+    }
+    struct vt_site *s = &m->sites[m->nsites];
+    memset(s, 0, sizeof *s);
+    s->key = key;
+    snprintf(s->kind, sizeof s->kind, "%s", kind);
+    snprintf(s->api, sizeof s->api, "%s", api);
+    s->device = device;
+    s->count = 1;
+    s->bytes = bytes;
+    if (n && !(s->frames = malloc(n * sizeof *s->frames))) {
+        free(key);
+        return -1;
+    }
+    memcpy(s->frames, frames, n * sizeof *frames);
+    s->nframes = n;
+    ix->nodes[m->nsites].at = m->nsites;
+    HASH_ADD_KEYPTR(hh, ix->head, s->key, strlen(s->key), &ix->nodes[m->nsites]);
+    m->nsites++;
+    return 0;
+}
+
+static int vt_site_cmp(const void *a, const void *b)
+{
+    const struct vt_site *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+static struct vt_dev *vt_dev_slot(struct vt_model *m, int device)
+{
+    int i = device >= 0 && device < VT_MAX_DEV ? device : VT_MAX_DEV;
+    struct vt_dev *v = &m->dev[i];
+    if (v->device == -2) {
+        v->device = device >= 0 && device < VT_MAX_DEV ? device : -1;
+        m->devidx[m->ndev++] = i;
+    }
+    return v;
+}
+
+static int vt_int_cmp(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+int vt_model_build(const struct vt_dumpfile *d, int full, struct vt_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->d = d;
+    for (int i = 0; i <= VT_MAX_DEV; i++) {
+        m->dev[i] = (struct vt_dev){.device = -2, .total = VT_DF_UNKNOWN, .free = VT_DF_UNKNOWN,
+                                    .process_used = VT_DF_UNKNOWN, .cached = VT_DF_UNKNOWN,
+                                    .releasable = VT_DF_UNKNOWN, .fragmented = VT_DF_UNKNOWN,
+                                    .overhead = VT_DF_UNKNOWN};
+    }
+    /* Entries whose device was not known when written (stream-ordered ones in exit dumps) belong to
+     * the only device in use, when there is just one. */
+    int only = -1, several = 0;
+    for (size_t i = 0; i < d->ndevices; i++) {
+        several |= only >= 0 && only != d->devices[i].ordinal;
+        only = d->devices[i].ordinal;
+    }
+    for (size_t i = 0; i < d->nallocs; i++) {
+        int dv = d->allocs[i].device;
+        if (dv >= 0) {
+            several |= only >= 0 && only != dv;
+            only = dv;
+        }
+    }
+    int fallback = several ? -1 : only;
+
+    for (size_t i = 0; i < d->ndevices; i++) {
+        struct vt_dev *v = vt_dev_slot(m, d->devices[i].ordinal);
+        v->total = d->devices[i].total;
+        v->free = d->devices[i].free;
+    }
+    for (size_t i = 0; i < d->npools; i++) {
+        const struct vt_df_pool *p = &d->pools[i];
+        if (p->reserved == VT_DF_UNKNOWN || p->used == VT_DF_UNKNOWN)
+            continue;
+        struct vt_dev *v = vt_dev_slot(m, p->device);
+        v->pool_reserved += p->reserved;
+        v->pool_used += p->used;
+        v->pools_known = 1;
+    }
+    struct vt_index ix = {NULL, NULL};
+    size_t cap = 0;
+    int r = 0;
+    for (size_t i = 0; i < d->nallocs && !r; i++) {
+        const struct vt_df_alloc *a = &d->allocs[i];
+        int dv = a->device >= 0 ? a->device : fallback;
+        if (!strcmp(a->kind, "va_reserved")) {
+            m->va_reserved += a->size;
+            continue;
+        }
+        if (!strcmp(a->kind, "vmm_map"))
+            continue; /* the memory is counted at its physical handle */
+        if (!strcmp(a->kind, "host_pinned")) {
+            m->host_pinned += a->size;
+            dv = -1;
+        } else {
+            struct vt_dev *v = vt_dev_slot(m, dv);
+            if (!strcmp(a->kind, "device"))
+                v->plain += a->size;
+            else if (!strcmp(a->kind, "managed"))
+                v->managed += a->size;
+            else if (!strcmp(a->kind, "async"))
+                v->async_live += a->size;
+        }
+        r = vt_add(m, &cap, &ix, a->kind, a->api, dv, a->stack, a->size, full);
+    }
+    for (size_t i = 0; i < d->nphys && !r; i++) {
+        const struct vt_df_phys *p = &d->phys[i];
+        if (!strcmp(p->kind, "vmm_physical"))
+            vt_dev_slot(m, p->device)->vmm += p->size;
+        else
+            m->host_pinned += p->size;
+        r = vt_add(m, &cap, &ix, p->kind, p->api, p->device, p->stack, p->size, full);
+    }
+    /* A pool's free memory is cache: one pseudo-site per device and pool kind, named so that it
+     * matches across dumps and runs (pool handles do not). */
+    for (size_t i = 0; i < d->npools && !r; i++) {
+        const struct vt_df_pool *p = &d->pools[i];
+        if (p->reserved == VT_DF_UNKNOWN || p->used == VT_DF_UNKNOWN || p->reserved < p->used)
+            continue;
+        char api[48];
+        snprintf(api, sizeof api, "%s-pool-device-%d", p->is_default ? "default" : "explicit", p->device);
+        size_t before = m->nsites;
+        r = vt_add(m, &cap, &ix, "pool_cache", api, p->device, 0, p->reserved - p->used, full);
+        if (!r && m->nsites > before)
+            m->sites[before].is_pool = 1;
+    }
+    for (int k = 0; k < m->ndev; k++) {
+        struct vt_dev *v = &m->dev[m->devidx[k]];
+        /* Pools' own figures when the dump has them; at exit, the live stream-ordered entries. */
+        uint64_t pres = v->pools_known ? v->pool_reserved : v->async_live;
+        uint64_t pused = v->pools_known ? v->pool_used : v->async_live;
+        v->reserved = v->plain + v->vmm + pres;
+        v->allocated = v->plain + v->vmm + pused;
+        v->pool_cached = pres - pused;
+        /* Cache is known only where an allocator's view is: the pools for stream-ordered memory. A
+         * caching allocator may hold any part of the plain and VMM memory as cache; until its view is
+         * in the dump, that part is unknown, not zero. */
+        if (!v->plain && !v->vmm)
+            v->cached = v->pool_cached;
+    }
+    qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
+    HASH_CLEAR(hh, ix.head);
+    free(ix.nodes);
+    if (r) {
+        vt_model_free(m);
+        return -1;
+    }
+    qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
+    /* The index is rebuilt over the sorted sites for look-ups by key. */
+    struct vt_index *final = calloc(1, sizeof *final);
+    if (!final || (m->nsites && !(final->nodes = calloc(m->nsites, sizeof *final->nodes)))) {
+        free(final);
+        vt_model_free(m);
+        return -1;
+    }
+    for (size_t i = 0; i < m->nsites; i++) {
+        final->nodes[i].at = i;
+        HASH_ADD_KEYPTR(hh, final->head, m->sites[i].key, strlen(m->sites[i].key), &final->nodes[i]);
+    }
+    m->index = final;
+    return 0;
+}
+
+void vt_model_free(struct vt_model *m)
+{
+    for (size_t i = 0; i < m->nsites; i++) {
+        for (uint32_t j = 0; j < m->sites[i].nframes; j++)
+            free(m->sites[i].frames[j]);
+        free(m->sites[i].frames);
+        free(m->sites[i].key);
+    }
+    free(m->sites);
+    struct vt_index *ix = m->index;
+    if (ix) {
+        HASH_CLEAR(hh, ix->head);
+        free(ix->nodes);
+        free(ix);
+    }
+    memset(m, 0, sizeof *m);
+}
+
+const struct vt_site *vt_model_find(const struct vt_model *m, const char *key)
+{
+    const struct vt_index *ix = m->index;
+    struct vt_site_ix *hit = NULL;
+    if (ix)
+        HASH_FIND_STR(ix->head, key, hit);
+    return hit ? &m->sites[hit->at] : NULL;
+}
+
+const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev)
+{
+    for (int k = 0; k < m->ndev; k++)
+        if (m->dev[m->devidx[k]].device == dev)
+            return &m->dev[m->devidx[k]];
+    return NULL;
+}
+
+int vt_site_is_allocated(const struct vt_site *s)
+{
+    return !s->is_pool;
+}

@@ -1,0 +1,58 @@
+/* What a dump means: per-device accounting (BRIEF §3's words) and the call sites holding live memory,
+ * keyed by frames that do not depend on where the modules were loaded, so sites match across dumps and
+ * across runs. Built once per dump; report, diff and trend all read it. */
+#ifndef VT_MODEL_H
+#define VT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt_dumpfile.h"
+
+#define VT_MAX_DEV 64
+
+struct vt_site {
+    char *key;        /* kind, api and frames: the identity matched across dumps */
+    char kind[24];
+    char api[48];
+    char **frames;    /* innermost first, folded to useful frames unless full stacks were asked for */
+    uint32_t nframes;
+    int device;
+    int is_pool;      /* a pseudo-site: a pool's cached bytes (reserved - used) */
+    uint64_t count, bytes;
+};
+
+struct vt_dev {
+    int device;
+    uint64_t total, free;          /* VT_DF_UNKNOWN when the dump does not say */
+    uint64_t process_used;         /* VT_DF_UNKNOWN until dumps carry NVML's figure */
+    uint64_t reserved, allocated;  /* always known */
+    uint64_t cached, releasable, fragmented; /* VT_DF_UNKNOWN without an allocator's view */
+    uint64_t overhead;             /* process used - reserved, VT_DF_UNKNOWN with process used */
+    uint64_t managed;
+    uint64_t plain, vmm, pool_reserved, pool_used, async_live;
+    uint64_t pool_cached;          /* free memory the pools keep (reserved - used) */
+    int pools_known;
+};
+
+struct vt_model {
+    const struct vt_dumpfile *d;
+    struct vt_dev dev[VT_MAX_DEV + 1]; /* the last slot collects entries of no known device */
+    int ndev;                           /* devices in use: indexes of dev[] below */
+    int devidx[VT_MAX_DEV + 1];
+    uint64_t host_pinned, va_reserved;
+    struct vt_site *sites;              /* sorted by live bytes, largest first */
+    size_t nsites;
+    void *index;                        /* key -> site */
+};
+
+/* full: keep every frame (--full-stacks). Returns 0, or -1 when out of memory. */
+int vt_model_build(const struct vt_dumpfile *d, int full, struct vt_model *m);
+void vt_model_free(struct vt_model *m);
+const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
+/* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
+const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);
+/* Whether a site's bytes are memory handed to the application (not cache or address space). */
+int vt_site_is_allocated(const struct vt_site *s);
+
+#endif
