@@ -8,6 +8,8 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer -Iinclude -Ilib -Itools -I$(CUDA_HOME)/include
 LIBUNWIND_SO := $(shell $(CC) -print-file-name=libunwind.so.8)
 LIBLZMA_SO := $(shell $(CC) -print-file-name=liblzma.so.5)
+LIBDW_SO := $(shell $(CC) -print-file-name=libdw.so.1)
+LIBELF_SO := $(shell $(CC) -print-file-name=libelf.so.1)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -17,7 +19,8 @@ PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
-            $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so
+            $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
+            $(BUILD)/tests/prog_cxx
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a
 
@@ -25,7 +28,8 @@ FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/l
 all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 
 # Debian packages this build needs: header -> package.
-DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev
+DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev \
+        /usr/include/elfutils/libdwfl.h:libdw-dev
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef
@@ -55,8 +59,11 @@ $(BUILD)/libvramtrace.so: $(LIB_OBJ)
 	cp -L $(LIBUNWIND_SO) $(BUILD)/libunwind.so.8
 	cp -L $(LIBLZMA_SO) $(BUILD)/liblzma.so.5
 
+# The command also carries its libdw and libelf, for the same reason.
 $(BUILD)/vramtrace: $(TOOL_OBJ) $(BUILD)/lib/vt_signame.o
-	$(CC) -o $@ $^
+	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN' -ldw -lelf -lstdc++
+	cp -L $(LIBDW_SO) $(BUILD)/libdw.so.1
+	cp -L $(LIBELF_SO) $(BUILD)/libelf.so.1
 
 # Fake CUDA rig.
 $(BUILD)/fake/libcuda.so.1: $(BUILD)/tests/fake/fake_cuda.o
@@ -79,6 +86,9 @@ $(BUILD)/tests/prog_rt_shared: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/pro
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -lcudart -ldl -lpthread
 $(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart_static.a
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) $(BUILD)/fake/libcudart_static.a -ldl -lpthread
+CXX ?= c++
+$(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
+	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/libnext_a.so: $(BUILD)/tests/progs/next_a.o $(BUILD)/tests/libnext_b.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -l:libnext_b.so -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
 $(BUILD)/tests/libnext_b.so: $(BUILD)/tests/progs/next_b.o

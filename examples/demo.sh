@@ -7,10 +7,10 @@ B=$(cd "$(dirname "$0")/../build" && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
   echo "demo: using the GPU"
-  nvcc -O2 -cudart shared -o "$B/serve_loop" examples/serve_loop.c
+  nvcc -O2 -g -cudart shared -o "$B/serve_loop" examples/serve_loop.c
 else
   echo "demo: no GPU; using the fake CUDA driver in build/fake"
-  cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"$CUDA_HOME/include" -o "$B/serve_loop" examples/serve_loop.c \
+  cc -O2 -g -std=c11 -D_GNU_SOURCE -rdynamic -I"$CUDA_HOME/include" -o "$B/serve_loop" examples/serve_loop.c \
      -L"$B/fake" -lcudart
   export LD_LIBRARY_PATH="$B/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi

@@ -37,7 +37,7 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "process used  unknown") && strstr(r.out, "cached        unknown"),
        "report: unknown figures are said to be unknown");
     const char *site = strstr(r.out, "3.0 MiB in 3 × device (cuMemAlloc_v2)");
-    ok(site && strstr(site, "grow_leak_site+") && strstr(r.out, "2.0 MiB in 1 × device"), "report: sites by bytes, with frames");
+    ok(site && strstr(site, "grow_leak_site (") && strstr(r.out, "2.0 MiB in 1 × device"), "report: sites by bytes, with frames");
     ok(!strstr(r.out, "__libc_start_main") && !strstr(r.out, "_start+"), "report: start-up frames folded away");
     run_free(&r);
 
@@ -51,9 +51,9 @@ static void test_report(const struct run *grow)
     run_free(&r);
 
     cmd(&r, "report", p3, "--folded", NULL, NULL);
-    ok(r.status == 0 && strstr(r.out, "main+") && strstr(r.out, "grow_leak_site+") && strstr(r.out, "[device cuMemAlloc_v2] 3145728\n"),
+    ok(r.status == 0 && strstr(r.out, "main (") && strstr(r.out, "grow_leak_site (") && strstr(r.out, "[device cuMemAlloc_v2] 3145728\n"),
        "report --folded: root first, bytes last");
-    ok(strstr(r.out, "main+") < strstr(r.out, "grow_leak_site+"), "report --folded: outermost frame first");
+    ok(strstr(r.out, "main (") < strstr(r.out, "grow_leak_site ("), "report --folded: outermost frame first");
     run_free(&r);
 
     char exitp[700];
@@ -74,7 +74,7 @@ static void test_diff(const struct run *grow, const struct run *grow2)
     cmd(&r, "diff", p1, p2, NULL, NULL);
     ok(r.status == 0 && strstr(r.out, "device 0: reserved +1.0 MiB, allocated +1.0 MiB"), "diff: device deltas");
     const char *grew = strstr(r.out, "sites that grew:");
-    ok(grew && strstr(grew, "+1.0 MiB +1 blocks  allocated device (cuMemAlloc_v2)") && strstr(grew, "grow_leak_site+"),
+    ok(grew && strstr(grew, "+1.0 MiB +1 blocks  allocated device (cuMemAlloc_v2)") && strstr(grew, "grow_leak_site ("),
        "diff: the leak site grew, class allocated");
     ok(!strstr(r.out, "grow_steady_site"), "diff: the steady site is not listed");
     const char *last = strrchr(r.out, '\n');
@@ -243,8 +243,36 @@ static void test_run_and_dump(void)
     waitpid(plain, &st, 0);
 }
 
+static void test_symbols(void)
+{
+    struct run prog, r;
+    const char *args[] = {"symbols", NULL};
+    run_prog(&prog, "prog_driver", args, NULL, 1);
+    char p[700];
+    dump_path(p, sizeof p, &prog, prog.pid, 1);
+    cmd(&r, "report", p, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"stack\":[\"inline_helper_alloc (prog_driver.c:") && strstr(r.out, "\",\"route_inline_alloc (prog_driver.c:"),
+       "symbols: an inlined function shows, with its caller next, both with file:line");
+    ok(strstr(r.out, "\"stack\":[\"hidden_static_alloc (prog_driver.c:") != NULL,
+       "symbols: a static function dladdr cannot name is named from the symbol table");
+    run_free(&r);
+    cmd(&r, "report", p, "--json", "--full-stacks", NULL);
+    ok(strstr(r.out, "__libc_start_main") != NULL, "--full-stacks keeps the start-up frames");
+    run_free(&r);
+    run_free(&prog);
+
+    const char *none[] = {NULL};
+    run_prog(&prog, "prog_cxx", none, NULL, 1);
+    dump_path(p, sizeof p, &prog, prog.pid, 1);
+    cmd(&r, "report", p, NULL, NULL, NULL);
+    ok(strstr(r.out, "vt_test::Arena::grow(unsigned long) (prog_cxx.cpp:") != NULL, "symbols: C++ names are demangled");
+    run_free(&r);
+    run_free(&prog);
+}
+
 int main(void)
 {
+    test_symbols();
     struct run grow, grow2;
     const char *args[] = {"grow", NULL};
     run_prog(&grow, "prog_driver", args, NULL, 1);

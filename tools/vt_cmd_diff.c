@@ -73,7 +73,8 @@ int vt_cmd_diff(int argc, char **argv)
         vt_dumpfile_free(&d[0]);
         return VT_EXIT_USAGE;
     }
-    if (vt_model_build(&d[0], full, &m[0]) < 0 || vt_model_build(&d[1], full, &m[1]) < 0) {
+    if (vt_model_build(&d[0], full ? VT_MODEL_FULL_STACKS : 0, &m[0]) < 0 ||
+        vt_model_build(&d[1], full ? VT_MODEL_FULL_STACKS : 0, &m[1]) < 0) {
         fprintf(stderr, "vramtrace: out of memory\n");
         return 1;
     }

@@ -182,7 +182,7 @@ static void vt_report_folded(const struct vt_report_opts *o, const struct vt_mod
             continue;
         for (uint32_t f = s->nframes; f-- > 0;) {
             for (const char *c = s->frames[f]; *c; c++)
-                putchar(*c == ';' || *c == ' ' ? '_' : *c);
+                putchar(*c == ';' ? ',' : *c);
             putchar(';');
         }
         printf("[%s %s] %llu\n", s->kind, s->api, (unsigned long long)s->bytes);
@@ -223,7 +223,7 @@ int vt_cmd_report(int argc, char **argv)
     struct vt_model m;
     if (vt_load(o.path, &d) < 0)
         return VT_EXIT_USAGE;
-    if (vt_model_build(&d, o.full, &m) < 0) {
+    if (vt_model_build(&d, o.full ? VT_MODEL_FULL_STACKS : 0, &m) < 0) {
         vt_dumpfile_free(&d);
         fprintf(stderr, "vramtrace: out of memory\n");
         return 1;

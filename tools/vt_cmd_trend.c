@@ -71,7 +71,7 @@ int vt_cmd_trend(int argc, char **argv)
             rc = VT_EXIT_USAGE;
             break;
         }
-        if (vt_model_build(&dm[loaded].d, full, &dm[loaded].m) < 0) {
+        if (vt_model_build(&dm[loaded].d, full ? VT_MODEL_FULL_STACKS : 0, &dm[loaded].m) < 0) {
             vt_dumpfile_free(&dm[loaded].d);
             fprintf(stderr, "vramtrace: out of memory\n");
             rc = 1;

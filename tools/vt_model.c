@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vt_model.h"
+#include "vt_symbols.h"
 
 #define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
 #include <uthash.h>
@@ -35,8 +36,22 @@ static const struct vt_df_module *vt_module_of(const struct vt_dumpfile *d, uint
     return NULL;
 }
 
-static char *vt_frame_string(const struct vt_dumpfile *d, uint64_t pc)
+/* Appends the frames at pc to out (more than one where calls were inlined); returns -1 when out of memory. */
+static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, uint32_t *n, uint32_t max)
 {
+    const char *sym = m->sym ? vt_sym_frames(m->sym, pc) : NULL;
+    if (sym) {
+        for (const char *p = sym; *p && *n < max;) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) : strlen(p);
+            if (!(out[*n] = strndup(p, len)))
+                return -1;
+            (*n)++;
+            p = nl ? nl + 1 : p + len;
+        }
+        return 0;
+    }
+    const struct vt_dumpfile *d = m->d;
     char buf[1024];
     const char *name = vt_df_frame_name(d, pc);
     const struct vt_df_module *mod = vt_module_of(d, pc);
@@ -46,7 +61,12 @@ static char *vt_frame_string(const struct vt_dumpfile *d, uint64_t pc)
         snprintf(buf, sizeof buf, "%s+0x%llx", vt_basename(mod->path), (unsigned long long)(pc - mod->base));
     else
         snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
-    return strdup(buf);
+    if (*n >= max)
+        return 0;
+    if (!(out[*n] = strdup(buf)))
+        return -1;
+    (*n)++;
+    return 0;
 }
 
 static int vt_cuda_internal(const struct vt_df_module *mod)
@@ -88,11 +108,11 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     if (st)
         vt_fold(d, st, full, &lo, &hi);
     size_t keylen = strlen(kind) + strlen(api) + 8;
-    for (uint32_t i = lo; i < hi && n < 1024; i++) {
-        if (!(frames[n] = vt_frame_string(d, st->pc[i])))
+    for (uint32_t i = lo; i < hi && n < 1024; i++)
+        if (vt_frame_strings(m, st->pc[i], frames, &n, 1024) < 0)
             return -1;
-        keylen += strlen(frames[n++]) + 1;
-    }
+    for (uint32_t i = 0; i < n; i++)
+        keylen += strlen(frames[i]) + 1;
     char *key = malloc(keylen);
     if (!key)
         return -1;
@@ -172,10 +192,13 @@ static int vt_int_cmp(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
-int vt_model_build(const struct vt_dumpfile *d, int full, struct vt_model *m)
+int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
 {
+    int full = (flags & VT_MODEL_FULL_STACKS) != 0;
     memset(m, 0, sizeof *m);
     m->d = d;
+    if (!(flags & VT_MODEL_NO_SYMBOLS))
+        m->sym = vt_sym_open(d);
     for (int i = 0; i <= VT_MAX_DEV; i++) {
         m->dev[i] = (struct vt_dev){.device = -2, .total = VT_DF_UNKNOWN, .free = VT_DF_UNKNOWN,
                                     .process_used = VT_DF_UNKNOWN, .cached = VT_DF_UNKNOWN,
@@ -305,6 +328,7 @@ void vt_model_free(struct vt_model *m)
         free(m->sites[i].key);
     }
     free(m->sites);
+    vt_sym_close(m->sym);
     struct vt_index *ix = m->index;
     if (ix) {
         HASH_CLEAR(hh, ix->head);

@@ -11,6 +11,8 @@
 
 #define VT_MAX_DEV 64
 
+struct vt_symbolizer;
+
 struct vt_site {
     char *key;        /* kind, api and frames: the identity matched across dumps */
     char kind[24];
@@ -44,10 +46,14 @@ struct vt_model {
     struct vt_site *sites;              /* sorted by live bytes, largest first */
     size_t nsites;
     void *index;                        /* key -> site */
+    struct vt_symbolizer *sym;          /* NULL: the names recorded in the dump only */
 };
 
-/* full: keep every frame (--full-stacks). Returns 0, or -1 when out of memory. */
-int vt_model_build(const struct vt_dumpfile *d, int full, struct vt_model *m);
+#define VT_MODEL_FULL_STACKS 1 /* keep every frame (--full-stacks) */
+#define VT_MODEL_NO_SYMBOLS 2  /* do not read the modules' files */
+
+/* Returns 0, or -1 when out of memory. */
+int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m);
 void vt_model_free(struct vt_model *m);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */

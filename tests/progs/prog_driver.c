@@ -264,6 +264,26 @@ static void mode_grow(void)
     }
 }
 
+/* Inlined into its caller: the symbolizer must still show it, with its caller below it. */
+static inline __attribute__((always_inline)) void inline_helper_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "inline alloc");
+}
+
+NOINLINE void route_inline_alloc(size_t n)
+{
+    inline_helper_alloc(n);
+}
+
+/* Not exported: dladdr cannot name it, the symbol table can. */
+static __attribute__((noinline)) void hidden_static_alloc(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "static alloc");
+    __asm__ volatile("");
+}
+
 /* errno must be what the driver left (the fake leaves it alone) after every kind of wrapper. */
 static void mode_errno(void)
 {
@@ -453,7 +473,10 @@ int main(int argc, char **argv)
         mode_sigchain();
     else if (!strcmp(mode, "sleep"))
         mode_sleep_ms(argc > 2 ? atoi(argv[2]) : 500);
-    else if (!strcmp(mode, "grow"))
+    else if (!strcmp(mode, "symbols")) {
+        route_inline_alloc(1234567);
+        hidden_static_alloc(2345678);
+    } else if (!strcmp(mode, "grow"))
         mode_grow();
     else if (!strcmp(mode, "rtldnext"))
         mode_rtldnext();

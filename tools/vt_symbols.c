@@ -1,0 +1,221 @@
+/* Symbolization with libdwfl. Results are cached per PC: a dump has far fewer distinct PCs than
+ * frames. A module whose file is missing or whose build-id differs from the dump's (a rebuilt binary)
+ * is left out rather than read wrongly. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vt_symbols.h"
+
+#define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
+#include <uthash.h>
+
+/* From libstdc++: the Itanium C++ ABI demangler, which has a C interface. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct vt_sym_entry {
+    UT_hash_handle hh;
+    uint64_t pc;
+    char *text; /* NULL: not in any trusted module */
+};
+
+struct vt_symbolizer {
+    Dwfl *dwfl;
+    Dwfl_Module **trusted;
+    size_t ntrusted;
+    struct vt_sym_entry *cache;
+};
+
+static const Dwfl_Callbacks vt_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+static void vt_hex(const unsigned char *b, size_t n, char *out)
+{
+    static const char hx[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = hx[b[i] >> 4];
+        out[2 * i + 1] = hx[b[i] & 15];
+    }
+    out[2 * n] = 0;
+}
+
+struct vt_symbolizer *vt_sym_open(const struct vt_dumpfile *d)
+{
+    struct vt_symbolizer *s = calloc(1, sizeof *s);
+    if (!s || !(s->trusted = calloc(d->nmodules ? d->nmodules : 1, sizeof *s->trusted)) ||
+        !(s->dwfl = dwfl_begin(&vt_callbacks))) {
+        if (s)
+            free(s->trusted);
+        free(s);
+        return NULL;
+    }
+    dwfl_report_begin(s->dwfl);
+    for (size_t i = 0; i < d->nmodules; i++) {
+        const struct vt_df_module *m = &d->modules[i];
+        if (m->path[0] != '/' || !strcmp(m->build_id, "-") || access(m->path, R_OK) != 0)
+            continue;
+        Dwfl_Module *mod = dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->base, false);
+        const unsigned char *bits;
+        GElf_Addr vaddr;
+        int n = mod ? dwfl_module_build_id(mod, &bits, &vaddr) : -1;
+        char hex[2 * 64 + 1];
+        if (n > 0 && n <= 64) {
+            vt_hex(bits, (size_t)n, hex);
+            if (!strcmp(hex, m->build_id))
+                s->trusted[s->ntrusted++] = mod;
+        }
+    }
+    dwfl_report_end(s->dwfl, NULL, NULL);
+    if (!s->ntrusted) {
+        vt_sym_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int vt_trusted(const struct vt_symbolizer *s, Dwfl_Module *mod)
+{
+    for (size_t i = 0; i < s->ntrusted; i++)
+        if (s->trusted[i] == mod)
+            return 1;
+    return 0;
+}
+
+static void vt_append(char **buf, size_t *len, size_t *cap, const char *text)
+{
+    size_t n = strlen(text);
+    if (*len + n + 2 > *cap) {
+        size_t nc = (*cap + n + 2) * 2;
+        char *nb = realloc(*buf, nc);
+        if (!nb)
+            return;
+        *buf = nb;
+        *cap = nc;
+    }
+    if (*len)
+        (*buf)[(*len)++] = '\n';
+    memcpy(*buf + *len, text, n + 1);
+    *len += n;
+}
+
+static const char *vt_base(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p ? p : "?";
+}
+
+static void vt_frame(char **buf, size_t *len, size_t *cap, const char *name, const char *file, int line)
+{
+    char *dem = NULL;
+    int st = -1;
+    if (name && name[0] == '_' && name[1] == 'Z')
+        dem = __cxa_demangle(name, NULL, NULL, &st);
+    char text[2048];
+    if (file && line > 0)
+        snprintf(text, sizeof text, "%s (%s:%d)", st == 0 && dem ? dem : name ? name : "??", vt_base(file), line);
+    else
+        snprintf(text, sizeof text, "%s", st == 0 && dem ? dem : name ? name : "??");
+    free(dem);
+    vt_append(buf, len, cap, text);
+}
+
+/* Innermost inlined call first: each inlined subroutine is named at the line inside it, and its caller
+ * at the line the call was made from. */
+static char *vt_symbolize(struct vt_symbolizer *s, uint64_t pc)
+{
+    Dwarf_Addr addr = pc - 1; /* a return address: the call is the instruction before it */
+    Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+    if (!mod || !vt_trusted(s, mod))
+        return NULL;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *symname = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    Dwfl_Line *dl = dwfl_module_getsrc(mod, addr);
+    int line = 0;
+    const char *file = dl ? dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL) : NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cudie = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    int n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
+    const char *cur_file = file;
+    int cur_line = line, named = 0;
+    Dwarf_Files *files = NULL;
+    if (cudie)
+        dwarf_getsrcfiles(cudie, &files, NULL);
+    for (int i = 0; i < n; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+            continue;
+        Dwarf_Attribute attr;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
+        if (!name)
+            name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_MIPS_linkage_name, &attr));
+        if (!name)
+            name = dwarf_diename(&scopes[i]);
+        if (tag == DW_TAG_subprogram) {
+            /* The debug info's name, not the symbol's: a compiler's clone (foo.constprop.0) is foo. */
+            vt_frame(&buf, &len, &cap, name ? name : symname, cur_file, cur_line);
+            named = 1;
+            break;
+        }
+        vt_frame(&buf, &len, &cap, name, cur_file, cur_line);
+        Dwarf_Word cf = 0, cl = 0;
+        dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &cf);
+        dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cl);
+        cur_file = files ? dwarf_filesrc(files, cf, NULL, NULL) : NULL;
+        cur_line = (int)cl;
+    }
+    free(scopes);
+    if (!named) {
+        if (symname) {
+            vt_frame(&buf, &len, &cap, symname, cur_file, cur_line);
+        } else {
+            char text[600];
+            const char *mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+            Dwarf_Addr start = 0;
+            dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+            snprintf(text, sizeof text, "%s+0x%llx", vt_base(mname), (unsigned long long)(pc - start));
+            vt_append(&buf, &len, &cap, text);
+        }
+    }
+    return buf;
+}
+
+const char *vt_sym_frames(struct vt_symbolizer *s, uint64_t pc)
+{
+    struct vt_sym_entry *e;
+    HASH_FIND(hh, s->cache, &pc, sizeof pc, e);
+    if (e)
+        return e->text;
+    if (!(e = calloc(1, sizeof *e)))
+        return NULL;
+    e->pc = pc;
+    e->text = vt_symbolize(s, pc);
+    HASH_ADD(hh, s->cache, pc, sizeof pc, e);
+    return e->text;
+}
+
+void vt_sym_close(struct vt_symbolizer *s)
+{
+    if (!s)
+        return;
+    struct vt_sym_entry *e, *tmp;
+    HASH_ITER(hh, s->cache, e, tmp) {
+        HASH_DEL(s->cache, e);
+        free(e->text);
+        free(e);
+    }
+    if (s->dwfl)
+        dwfl_end(s->dwfl);
+    free(s->trusted);
+    free(s);
+}
