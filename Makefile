@@ -24,7 +24,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a
 
-.PHONY: all deps check-deps test demo bench clean
+.PHONY: all deps check-deps test demo bench fuzz clean
 all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 
 # Debian packages this build needs: header -> package.
@@ -107,6 +107,16 @@ demo: all
 
 bench: all
 	sh bench/run.sh
+
+# The reader under libFuzzer (clang), seeded with dumps the rig writes: make fuzz FUZZ_SECONDS=600
+FUZZ_SECONDS ?= 60
+fuzz: test
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Itools \
+	  tests/fuzz/fuzz_dumpfile.c tools/vt_dumpfile.c tools/vt_model.c tools/vt_symbols.c \
+	  -ldw -lelf -lstdc++ -o $(BUILD)/fuzz_dumpfile
+	mkdir -p $(BUILD)/fuzz-corpus
+	sh tests/fuzz/seed.sh $(BUILD)
+	$(BUILD)/fuzz_dumpfile -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus
 
 clean:
 	rm -rf $(BUILD)

@@ -97,7 +97,7 @@ int main(void)
     newer[15] = '9'; /* "vramtrace-dump 1" -> "vramtrace-dump 9" */
     expect_bad(r.dir, "newer.dump", newer, len, 1, "newer than this reader");
     free(newer);
-    char *bad = malloc(len + 64);
+    char *bad = malloc(len + 128);
     char *at = strstr(good, "\nalloc ");
     size_t head = (size_t)(at - good) + 1;
     memcpy(bad, good, head);
@@ -113,6 +113,16 @@ int main(void)
     memcpy(bad + head + n, good + head, len - head);
     expect_bad(r.dir, "unknown.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
                "unknown record 'bogus'");
+    memcpy(bad, good, head);
+    n = sprintf(bad + head, "alloc 0x10 12 devicex cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n");
+    memcpy(bad + head + n, good + head, len - head);
+    expect_bad(r.dir, "kind.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
+               "unknown allocation kind 'devicex'");
+    memcpy(bad, good, head);
+    n = sprintf(bad + head, "alloc 0x10 12 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 987654 1 1 1\n");
+    memcpy(bad + head + n, good + head, len - head);
+    expect_bad(r.dir, "nostack.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
+               "refers to stack 987654");
     free(bad);
     free(good);
     run_free(&r);

@@ -126,6 +126,18 @@ static void vt_df_split(struct vt_df_parser *p, char *s, int max)
     p->rest = *s ? s : NULL;
 }
 
+static const char *const vt_df_alloc_kinds[] = {"device", "managed", "host_pinned", "async", "vmm_map",
+                                                "va_reserved", NULL};
+static const char *const vt_df_phys_kinds[] = {"vmm_physical", "vmm_physical_host", NULL};
+
+static int vt_df_known_kind(const char *k, const char *const *set)
+{
+    for (; *set; set++)
+        if (!strcmp(k, *set))
+            return 1;
+    return 0;
+}
+
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
 };
@@ -265,6 +277,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             return p->nf < 3 ? vt_df_fail(p, "'stack' record needs an id and a frame count") : -1;
         if (v->n == 0 || (int)v->n != p->nf - 3)
             return vt_df_fail(p, "stack %u says %u frames but has %d", v->id, v->n, p->nf - 3);
+        v->line = p->line;
         if (!(v->pc = malloc(v->n * sizeof *v->pc)))
             return vt_df_fail(p, "out of memory");
         for (uint32_t i = 0; i < v->n; i++)
@@ -293,6 +306,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 11, &v->seq, 0) < 0 || vt_df_u64(p, 12, &v->time_ns, 0) < 0 ||
             vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
             return -1;
+        if (!vt_df_known_kind(v->kind, vt_df_alloc_kinds))
+            return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
+        v->line = p->line;
         d->nallocs++;
     } else if (!strcmp(key, "phys")) {
         VT_DF_GROW(d->phys, d->nphys, cap->phys);
@@ -304,6 +320,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
             vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
             return -1;
+        if (!vt_df_known_kind(v->kind, vt_df_phys_kinds))
+            return vt_df_fail(p, "unknown physical memory kind '%s'", v->kind);
+        v->line = p->line;
         d->nphys++;
     } else {
         return vt_df_fail(p, "unknown record '%s'", key);
@@ -313,14 +332,57 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
 
 int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
 {
-    struct vt_df_parser p = {.path = path, .err = err, .errlen = errlen};
-    struct vt_df_caps cap = {0};
     memset(d, 0, sizeof *d);
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    int r = vt_dumpfile_parse(f, path, d, err, errlen);
+    fclose(f);
+    return r;
+}
+
+static int vt_stack_cmp(const void *a, const void *b)
+{
+    const struct vt_df_stack *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int vt_frame_cmp(const void *a, const void *b)
+{
+    const struct vt_df_frame *x = a, *y = b;
+    return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+/* After the last line: index stacks and frames for look-ups, and check what refers to what. */
+static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
+{
+    qsort(d->stacks, d->nstacks, sizeof *d->stacks, vt_stack_cmp);
+    qsort(d->frames, d->nframes, sizeof *d->frames, vt_frame_cmp);
+    for (size_t i = 1; i < d->nstacks; i++)
+        if (d->stacks[i].id == d->stacks[i - 1].id) {
+            p->line = d->stacks[i].line > d->stacks[i - 1].line ? d->stacks[i].line : d->stacks[i - 1].line;
+            return vt_df_fail(p, "stack %u is defined twice", d->stacks[i].id);
+        }
+    for (size_t i = 0; i < d->nallocs; i++)
+        if (d->allocs[i].stack && !vt_df_stack(d, d->allocs[i].stack)) {
+            p->line = d->allocs[i].line;
+            return vt_df_fail(p, "refers to stack %u, which the dump does not have", d->allocs[i].stack);
+        }
+    for (size_t i = 0; i < d->nphys; i++)
+        if (d->phys[i].stack && !vt_df_stack(d, d->phys[i].stack)) {
+            p->line = d->phys[i].line;
+            return vt_df_fail(p, "refers to stack %u, which the dump does not have", d->phys[i].stack);
+        }
+    return 0;
+}
+
+int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
+{
+    struct vt_df_parser p = {.path = path, .err = err, .errlen = errlen};
+    struct vt_df_caps cap = {0};
+    memset(d, 0, sizeof *d);
     char *line = NULL;
     size_t linecap = 0;
     ssize_t len;
@@ -369,7 +431,6 @@ int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t 
         r = -1;
     }
     free(line);
-    fclose(f);
     if (r == 0 && p.line == 0) {
         snprintf(err, errlen, "%s:1: empty file: not a vramtrace dump", path);
         r = -1;
@@ -380,6 +441,8 @@ int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t 
         snprintf(err, errlen, "%s:%lu: the header lacks its %s line", path, p.line, (seen & 1) ? "reason" : "pid");
         r = -1;
     }
+    if (r == 0)
+        r = vt_df_finish(&p, d);
     if (r != 0)
         vt_dumpfile_free(d);
     return r;
@@ -410,18 +473,15 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
 
 const struct vt_df_stack *vt_df_stack(const struct vt_dumpfile *d, uint32_t id)
 {
-    for (size_t i = 0; i < d->nstacks; i++)
-        if (d->stacks[i].id == id)
-            return &d->stacks[i];
-    return NULL;
+    struct vt_df_stack key = {.id = id};
+    return d->nstacks ? bsearch(&key, d->stacks, d->nstacks, sizeof key, vt_stack_cmp) : NULL;
 }
 
 const char *vt_df_frame_name(const struct vt_dumpfile *d, uint64_t pc)
 {
-    for (size_t i = 0; i < d->nframes; i++)
-        if (d->frames[i].pc == pc)
-            return d->frames[i].name;
-    return NULL;
+    struct vt_df_frame key = {.pc = pc};
+    const struct vt_df_frame *f = d->nframes ? bsearch(&key, d->frames, d->nframes, sizeof key, vt_frame_cmp) : NULL;
+    return f ? f->name : NULL;
 }
 
 uint64_t vt_df_counter(const struct vt_dumpfile *d, const char *name)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define VT_DF_UNKNOWN UINT64_MAX
 
@@ -47,6 +48,7 @@ struct vt_df_module {
 };
 
 struct vt_df_stack {
+    unsigned long line;
     uint32_t id;
     uint32_t n;
     uint64_t *pc;
@@ -58,6 +60,7 @@ struct vt_df_frame {
 };
 
 struct vt_df_alloc {
+    unsigned long line; /* where it is in the file */
     uint64_t addr, size, stream, pool, handle, offset, seq, time_ns;
     uint32_t stack;
     int device, tid;
@@ -66,6 +69,7 @@ struct vt_df_alloc {
 };
 
 struct vt_df_phys {
+    unsigned long line;
     uint64_t handle, size, seq, time_ns;
     uint32_t stack;
     int device, refs, maps, tid;
@@ -116,6 +120,8 @@ struct vt_dumpfile {
 
 /* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */
 int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen);
+/* The same from an open stream; name is what error messages call it. */
+int vt_dumpfile_parse(FILE *f, const char *name, struct vt_dumpfile *d, char *err, size_t errlen);
 void vt_dumpfile_free(struct vt_dumpfile *d);
 
 /* Look-ups (NULL / 0 when absent). */

@@ -1,0 +1,11 @@
+#!/bin/sh
+# Seeds the fuzzing corpus with real dumps from the rig: routes, VMM, pools, kinds, OOM, exit.
+set -eu
+B=$1
+D=$(mktemp -d)
+for m in direct gpa5_ptsz vmm pool kinds frees grow symbols; do
+  VRAMTRACE_DIR=$D LD_PRELOAD=$B/libvramtrace.so LD_LIBRARY_PATH=$B/fake "$B/tests/prog_driver" $m >/dev/null
+done
+VRAMTRACE_FAKE_MEMORY=1M VRAMTRACE_DIR=$D LD_PRELOAD=$B/libvramtrace.so LD_LIBRARY_PATH=$B/fake "$B/tests/prog_driver" oom >/dev/null
+for f in "$D"/vramtrace.*.dump; do cp "$f" "$B/fuzz-corpus/$(basename "$f")"; done
+rm -rf "$D"
