@@ -20,6 +20,13 @@ struct vt_site_ix {
 struct vt_index {
     struct vt_site_ix *head;
     struct vt_site_ix *nodes;
+    struct vt_stack_ix *by_stack; /* (stack id, kind, api) -> site: most entries share a few stacks */
+};
+
+struct vt_stack_ix {
+    UT_hash_handle hh;
+    size_t at;
+    char key[88];
 };
 
 static const char *vt_basename(const char *p)
@@ -102,29 +109,45 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
                   uint32_t stack, uint64_t bytes, int full)
 {
     const struct vt_dumpfile *d = m->d;
+    char fast[88];
+    snprintf(fast, sizeof fast, "%u|%s|%s", stack, kind, api);
+    struct vt_stack_ix *sx;
+    HASH_FIND_STR(ix->by_stack, fast, sx);
+    if (sx) {
+        m->sites[sx->at].count++;
+        m->sites[sx->at].bytes += bytes;
+        return 0;
+    }
+    if (!(sx = calloc(1, sizeof *sx)))
+        return -1;
+    memcpy(sx->key, fast, sizeof fast);
     const struct vt_df_stack *st = stack ? vt_df_stack(d, stack) : NULL;
     char *frames[1024];
+    char *key = NULL;
     uint32_t n = 0, lo = 0, hi = 0;
     if (st)
         vt_fold(d, st, full, &lo, &hi);
     size_t keylen = strlen(kind) + strlen(api) + 8;
     for (uint32_t i = lo; i < hi && n < 1024; i++)
         if (vt_frame_strings(m, st->pc[i], frames, &n, 1024) < 0)
-            return -1;
+            goto fail;
     for (uint32_t i = 0; i < n; i++)
         keylen += strlen(frames[i]) + 1;
-    char *key = malloc(keylen);
+    key = malloc(keylen);
     if (!key)
-        return -1;
+        goto fail;
     int off = snprintf(key, keylen, "%s|%s|", kind, api);
     for (uint32_t i = 0; i < n; i++)
         off += snprintf(key + off, keylen - (size_t)off, "%s%s", i ? ";" : "", frames[i]);
     struct vt_site_ix *hit;
     HASH_FIND_STR(ix->head, key, hit);
     if (hit) {
+        /* Another stack that folds to the same frames: the same site. */
         struct vt_site *s = &m->sites[hit->at];
         s->count++;
         s->bytes += bytes;
+        sx->at = hit->at;
+        HASH_ADD_STR(ix->by_stack, key, sx);
         free(key);
         for (uint32_t i = 0; i < n; i++)
             free(frames[i]);
@@ -137,8 +160,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
         if (!ns || !nn) {
             if (ns)
                 m->sites = ns;
-            free(key);
-            return -1;
+            goto fail;
         }
         /* The index nodes moved: rebuild the hash over them. */
         m->sites = ns;
@@ -156,16 +178,22 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->device = device;
     s->count = 1;
     s->bytes = bytes;
-    if (n && !(s->frames = malloc(n * sizeof *s->frames))) {
-        free(key);
-        return -1;
-    }
+    if (n && !(s->frames = malloc(n * sizeof *s->frames)))
+        goto fail;
     memcpy(s->frames, frames, n * sizeof *frames);
     s->nframes = n;
     ix->nodes[m->nsites].at = m->nsites;
     HASH_ADD_KEYPTR(hh, ix->head, s->key, strlen(s->key), &ix->nodes[m->nsites]);
+    sx->at = m->nsites;
+    HASH_ADD_STR(ix->by_stack, key, sx);
     m->nsites++;
     return 0;
+fail:
+    for (uint32_t i = 0; i < n; i++)
+        free(frames[i]);
+    free(key);
+    free(sx);
+    return -1;
 }
 
 static int vt_site_cmp(const void *a, const void *b)
@@ -235,7 +263,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         v->pool_used += p->used;
         v->pools_known = 1;
     }
-    struct vt_index ix = {NULL, NULL};
+    struct vt_index ix = {NULL, NULL, NULL};
     size_t cap = 0;
     int r = 0;
     for (size_t i = 0; i < d->nallocs && !r; i++) {
@@ -299,6 +327,11 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
     HASH_CLEAR(hh, ix.head);
     free(ix.nodes);
+    struct vt_stack_ix *sx, *sxt;
+    HASH_ITER(hh, ix.by_stack, sx, sxt) {
+        HASH_DEL(ix.by_stack, sx);
+        free(sx);
+    }
     if (r) {
         vt_model_free(m);
         return -1;
