@@ -74,7 +74,7 @@ static void test_diff(const struct run *grow, const struct run *grow2)
     cmd(&r, "diff", p1, p2, NULL, NULL);
     ok(r.status == 0 && strstr(r.out, "device 0: reserved +1.0 MiB, allocated +1.0 MiB"), "diff: device deltas");
     const char *grew = strstr(r.out, "sites that grew:");
-    ok(grew && strstr(grew, "+1.0 MiB +1 blocks  allocated device (cuMemAlloc_v2)") && strstr(grew, "grow_leak_site ("),
+    ok(grew && strstr(grew, "+1.0 MiB +1 blocks   allocated device (cuMemAlloc_v2)") && strstr(grew, "grow_leak_site ("),
        "diff: the leak site grew, class allocated");
     ok(!strstr(r.out, "grow_steady_site"), "diff: the steady site is not listed");
     const char *last = strrchr(r.out, '\n');

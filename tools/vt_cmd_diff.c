@@ -195,8 +195,11 @@ int vt_cmd_diff(int argc, char **argv)
             const struct vt_site *s = vt_any(&ch[i]);
             vt_human_delta(ch[i].delta_bytes, a, sizeof a);
             vt_human(ch[i].new->bytes, b, sizeof b);
-            printf("%12s %+lld blocks  %-9s %s (%s), now %s%s\n", a, (long long)ch[i].delta_count,
-                   s->is_pool ? "cache" : "allocated", s->kind, s->api, b, ch[i].old ? "" : "  [new]");
+            char blocks[32] = "";
+            if (!s->is_pool)
+                snprintf(blocks, sizeof blocks, "%+lld blocks", (long long)ch[i].delta_count);
+            printf("%12s %-11s %-9s %s (%s), now %s%s\n", a, blocks, s->is_pool ? "cache" : "allocated", s->kind,
+                   s->api, b, ch[i].old ? "" : "  [new]");
             for (uint32_t f = 0; f < s->nframes && (full || f < 8); f++)
                 printf("               %s\n", s->frames[f]);
         }
