@@ -99,7 +99,13 @@ $(BUILD)/tests/libsig_early.so: $(BUILD)/tests/progs/sig_early.o
 $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
 	$(CC) -o $@ $^ -lpthread
 
-test: all $(PROG_BIN) $(TEST_BIN)
+# The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
+$(BUILD)/asan/vramtrace: $(TOOL_SRC) lib/vt_signame.c $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) lib/vt_signame.c \
+	  -ldw -lelf -lstdc++
+
+test: all $(PROG_BIN) $(TEST_BIN) $(BUILD)/asan/vramtrace
 	prove -e '' $(TEST_BIN)
 
 demo: all

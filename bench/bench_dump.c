@@ -1,6 +1,7 @@
-/* Benchmark: time to write a dump of 100,000 live allocations over 10,000 distinct stacks, and how
- * long a program thread's alloc+free pair was held up meanwhile (its worst pair during the dump
- * against its worst pair before). Run under the library. */
+/* Benchmark: time to write a dump of LIVE live allocations (default 100,000) over STACKS distinct
+ * stacks (default 10,000) of SIZE bytes each, and how long a program thread's alloc+free pair was held
+ * up meanwhile (its worst pair during the dump against its worst pair before). Run under the library;
+ * prints the figures and the dump's path. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -9,9 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define LIVE 100000
-#define STACKS 10000
-#define LEVELS 14
+static long live = 100000, stacks = 10000, size = 4096;
+static int levels;
 
 static double now(void)
 {
@@ -20,7 +20,7 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static CUdeviceptr ptrs[LIVE];
+static CUdeviceptr *ptrs;
 static void walk(int id, int level, int slot);
 
 /* Two functions chosen by the bits of id give each id its own call path. */
@@ -29,8 +29,8 @@ __attribute__((noinline)) void path_b(int id, int level, int slot) { walk(id, le
 
 static void walk(int id, int level, int slot)
 {
-    if (level == LEVELS) {
-        if (cuMemAlloc(&ptrs[slot], 4096))
+    if (level == levels) {
+        if (cuMemAlloc(&ptrs[slot], (size_t)size))
             exit(1);
         return;
     }
@@ -59,13 +59,22 @@ static void *churn(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        live = atol(argv[1]);
+    if (argc > 2)
+        stacks = atol(argv[2]);
+    if (argc > 3)
+        size = atol(argv[3]);
+    while ((1L << levels) < stacks)
+        levels++;
     CUcontext c;
-    if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c))
+    if (live <= 0 || stacks <= 0 || size <= 0 || !(ptrs = calloc((size_t)live, sizeof *ptrs)) || cuInit(0) ||
+        cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c))
         return 1;
-    for (int i = 0; i < LIVE; i++)
-        walk(i % STACKS, 0, i);
+    for (long i = 0; i < live; i++)
+        walk((int)(i % stacks), 0, (int)i);
     int (*dump)(char *, size_t) = (int (*)(char *, size_t))dlsym(RTLD_DEFAULT, "vramtrace_dump");
     if (!dump) {
         fprintf(stderr, "run under libvramtrace.so\n");
@@ -85,7 +94,7 @@ int main(void)
     struct stat st;
     if (r || stat(path, &st))
         return 1;
-    printf("dump_ms %.1f size_mib %.1f worst_pair_before_us %.1f worst_pair_during_us %.1f\n", dt * 1e3,
-           st.st_size / 1048576.0, worst[0] * 1e6, worst[1] * 1e6);
+    printf("dump_ms %.1f size_mib %.1f worst_pair_before_us %.1f worst_pair_during_us %.1f path %s\n", dt * 1e3,
+           st.st_size / 1048576.0, worst[0] * 1e6, worst[1] * 1e6, path);
     return 0;
 }

@@ -21,6 +21,13 @@ echo "alloc+free pair, median of 5 x 1,000,000, ns: bare $bare, stacks off $off 
 echo "  rounds: bare $(tr '\n' ' ' <"$D/bare")| off $(tr '\n' ' ' <"$D/off")| depth 32 $(tr '\n' ' ' <"$D/d32")"
 
 for round in 1 2 3; do
-  LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump"
+  LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" | sed 's/ path .*//'
 done
+# The reader on a large dump: 1,000,000 live allocations over 50,000 stacks (two of them, for diff).
+a=$(VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" 1000000 50000 64 | sed 's/.* path //')
+b=$(VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" 1000000 50000 64 | sed 's/.* path //')
+echo "large dump: $(du -m "$a" | cut -f1) MiB, $(grep -c '^alloc ' "$a") allocations, $(grep -c '^stack ' "$a") stacks"
+/usr/bin/time -f "report: %e s, peak %M KiB" "$B/vramtrace" report "$a" >/dev/null
+/usr/bin/time -f "report --json: %e s, peak %M KiB" "$B/vramtrace" report "$a" --json >/dev/null
+/usr/bin/time -f "diff: %e s, peak %M KiB" "$B/vramtrace" diff "$a" "$b" >/dev/null
 rm -rf "$D"

@@ -270,8 +270,39 @@ static void test_symbols(void)
     run_free(&prog);
 }
 
+/* Many sites (the site table grows several times), through the sanitized build of the command. */
+static void test_many_sites(void)
+{
+    struct run prog, r;
+    const char *args[] = {"manysites", NULL};
+    const char *env[] = {"VRAMTRACE_DEPTH=128", NULL}; /* the stacks differ only below frame 100 */
+    run_prog(&prog, "prog_driver", args, env, 1);
+    char p1[700], p2[700];
+    dump_path(p1, sizeof p1, &prog, prog.pid, 1);
+    dump_path(p2, sizeof p2, &prog, prog.pid, 2);
+    const char *rep[] = {"report", p1, "--json", NULL};
+    run_prog(&r, "../asan/vramtrace", rep, NULL, 0);
+    ok(r.status == 0 && count_lines(r.err, "") == 0, "sanitized report of 100 sites: clean");
+    int sites = 0;
+    for (const char *q = r.out; (q = strstr(q, "\"live_count\":3,")); q++)
+        sites++;
+    is_u64((uint64_t)sites, 100, "100 sites of 3 allocations each");
+    run_free(&r);
+    const char *dif[] = {"diff", p1, p2, "--json", NULL};
+    run_prog(&r, "../asan/vramtrace", dif, NULL, 0);
+    ok(r.status == 0 && count_lines(r.err, "") == 0 && strstr(r.out, "\"verdict\":\"no-growth\"") != NULL,
+       "sanitized diff of 100 sites (API dump against the exit dump): clean, no growth");
+    run_free(&r);
+    const char *tr[] = {"trend", p1, p2, p1, "--json", NULL};
+    run_prog(&r, "../asan/vramtrace", tr, NULL, 0);
+    ok(r.status == 0 && count_lines(r.err, "") == 0, "sanitized trend of 100 sites: clean");
+    run_free(&r);
+    run_free(&prog);
+}
+
 int main(void)
 {
+    test_many_sites();
     test_symbols();
     struct run grow, grow2;
     const char *args[] = {"grow", NULL};

@@ -358,8 +358,10 @@ static int vt_frame_cmp(const void *a, const void *b)
 /* After the last line: index stacks and frames for look-ups, and check what refers to what. */
 static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
 {
-    qsort(d->stacks, d->nstacks, sizeof *d->stacks, vt_stack_cmp);
-    qsort(d->frames, d->nframes, sizeof *d->frames, vt_frame_cmp);
+    if (d->nstacks)
+        qsort(d->stacks, d->nstacks, sizeof *d->stacks, vt_stack_cmp);
+    if (d->nframes)
+        qsort(d->frames, d->nframes, sizeof *d->frames, vt_frame_cmp);
     for (size_t i = 1; i < d->nstacks; i++)
         if (d->stacks[i].id == d->stacks[i - 1].id) {
             p->line = d->stacks[i].line > d->stacks[i - 1].line ? d->stacks[i].line : d->stacks[i - 1].line;

@@ -156,19 +156,19 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     if (m->nsites == *cap) {
         size_t nc = *cap ? 2 * *cap : 64;
         struct vt_site *ns = realloc(m->sites, nc * sizeof *ns);
-        struct vt_site_ix *nn = ns ? realloc(ix->nodes, nc * sizeof *nn) : NULL;
-        if (!ns || !nn) {
-            if (ns)
-                m->sites = ns;
-            goto fail;
-        }
-        /* The index nodes moved: rebuild the hash over them. */
-        m->sites = ns;
-        ix->nodes = nn;
-        *cap = nc;
+        if (ns)
+            m->sites = ns;
+        /* The index nodes may move: the hash is dropped first (its table hangs off a node) and rebuilt. */
         HASH_CLEAR(hh, ix->head);
+        struct vt_site_ix *nn = ns ? realloc(ix->nodes, nc * sizeof *nn) : NULL;
+        if (nn) {
+            ix->nodes = nn;
+            *cap = nc;
+        }
         for (size_t i = 0; i < m->nsites; i++)
             HASH_ADD_KEYPTR(hh, ix->head, m->sites[i].key, strlen(m->sites[i].key), &ix->nodes[i]);
+        if (!ns || !nn)
+            goto fail;
     }
     struct vt_site *s = &m->sites[m->nsites];
     memset(s, 0, sizeof *s);
@@ -180,7 +180,8 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->bytes = bytes;
     if (n && !(s->frames = malloc(n * sizeof *s->frames)))
         goto fail;
-    memcpy(s->frames, frames, n * sizeof *frames);
+    if (n)
+        memcpy(s->frames, frames, n * sizeof *frames);
     s->nframes = n;
     ix->nodes[m->nsites].at = m->nsites;
     HASH_ADD_KEYPTR(hh, ix->head, s->key, strlen(s->key), &ix->nodes[m->nsites]);
@@ -336,7 +337,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         vt_model_free(m);
         return -1;
     }
-    qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
+    if (m->nsites)
+        qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
     /* The index is rebuilt over the sorted sites for look-ups by key. */
     struct vt_index *final = calloc(1, sizeof *final);
     if (!final || (m->nsites && !(final->nodes = calloc(m->nsites, sizeof *final->nodes)))) {

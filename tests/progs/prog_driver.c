@@ -284,6 +284,18 @@ static __attribute__((noinline)) void hidden_static_alloc(size_t n)
     __asm__ volatile("");
 }
 
+/* depth levels of recursion before allocating: every depth is a stack of its own. */
+NOINLINE void many_sites_alloc(int depth)
+{
+    if (depth > 0) {
+        many_sites_alloc(depth - 1);
+        __asm__ volatile("");
+        return;
+    }
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, 4096) == CUDA_SUCCESS, "many sites");
+}
+
 /* errno must be what the driver left (the fake leaves it alone) after every kind of wrapper. */
 static void mode_errno(void)
 {
@@ -476,6 +488,10 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "symbols")) {
         route_inline_alloc(1234567);
         hidden_static_alloc(2345678);
+    } else if (!strcmp(mode, "manysites")) {
+        for (int i = 0; i < 300; i++)
+            many_sites_alloc(i % 100);
+        prog_dump();
     } else if (!strcmp(mode, "grow"))
         mode_grow();
     else if (!strcmp(mode, "rtldnext"))
