@@ -122,7 +122,7 @@ fuzz: test
 	  -ldw -lelf -lstdc++ -o $(BUILD)/fuzz_dumpfile
 	mkdir -p $(BUILD)/fuzz-corpus
 	sh tests/fuzz/seed.sh $(BUILD)
-	$(BUILD)/fuzz_dumpfile -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz_dumpfile -max_total_time=$(FUZZ_SECONDS) -max_len=262144 $(BUILD)/fuzz-corpus
 
 clean:
 	rm -rf $(BUILD)

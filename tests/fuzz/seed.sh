@@ -3,7 +3,7 @@
 set -eu
 B=$1
 D=$(mktemp -d)
-for m in direct gpa5_ptsz vmm pool kinds frees grow symbols; do
+for m in direct gpa5_ptsz vmm pool kinds frees grow symbols manysites; do
   VRAMTRACE_DIR=$D LD_PRELOAD=$B/libvramtrace.so LD_LIBRARY_PATH=$B/fake "$B/tests/prog_driver" $m >/dev/null
 done
 VRAMTRACE_FAKE_MEMORY=1M VRAMTRACE_DIR=$D LD_PRELOAD=$B/libvramtrace.so LD_LIBRARY_PATH=$B/fake "$B/tests/prog_driver" oom >/dev/null
