@@ -76,32 +76,43 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
     return 0;
 }
 
-static int vt_cuda_internal(const struct vt_df_module *mod)
+/* The name the frame will be shown with: the symbolizer's, else the one recorded in the dump. */
+static const char *vt_frame_name(const struct vt_model *m, uint64_t pc)
 {
-    const char *b = mod ? vt_basename(mod->path) : "";
-    return !strncmp(b, "libcuda.so", 10) || !strncmp(b, "libcudart.so", 12);
+    const char *sym = m->sym ? vt_sym_frames(m->sym, pc) : NULL;
+    return sym ? sym : vt_df_frame_name(m->d, pc);
 }
 
-static int vt_startup_frame(const struct vt_dumpfile *d, uint64_t pc)
+static int vt_cuda_internal(const struct vt_model *m, uint64_t pc)
 {
-    const char *name = vt_df_frame_name(d, pc);
-    const struct vt_df_module *mod = vt_module_of(d, pc);
+    const struct vt_df_module *mod = vt_module_of(m->d, pc);
     const char *b = mod ? vt_basename(mod->path) : "";
-    if (name && (!strncmp(name, "__libc_start", 12) || !strncmp(name, "_start+", 7)))
+    const char *name = vt_frame_name(m, pc);
+    /* nvcc's static cudart lives in the program itself, its functions named libcudart_static_<hash>. */
+    return !strncmp(b, "libcuda.so", 10) || !strncmp(b, "libcudart.so", 12) ||
+           (name && !strncmp(name, "libcudart_static_", 17));
+}
+
+static int vt_startup_frame(const struct vt_model *m, uint64_t pc)
+{
+    const char *name = vt_frame_name(m, pc);
+    const struct vt_df_module *mod = vt_module_of(m->d, pc);
+    const char *b = mod ? vt_basename(mod->path) : "";
+    if (name && (!strncmp(name, "__libc_start", 12) || !strncmp(name, "_start", 6)))
         return 1;
     return !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8);
 }
 
 /* Frames [lo, hi) of a stack worth showing. */
-static void vt_fold(const struct vt_dumpfile *d, const struct vt_df_stack *st, int full, uint32_t *lo, uint32_t *hi)
+static void vt_fold(const struct vt_model *m, const struct vt_df_stack *st, int full, uint32_t *lo, uint32_t *hi)
 {
     *lo = 0;
     *hi = st->n;
     if (full)
         return;
-    while (*lo + 1 < *hi && vt_cuda_internal(vt_module_of(d, st->pc[*lo])))
+    while (*lo + 1 < *hi && vt_cuda_internal(m, st->pc[*lo]))
         (*lo)++;
-    while (*hi > *lo + 1 && vt_startup_frame(d, st->pc[*hi - 1]))
+    while (*hi > *lo + 1 && vt_startup_frame(m, st->pc[*hi - 1]))
         (*hi)--;
 }
 
@@ -126,7 +137,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     char *key = NULL;
     uint32_t n = 0, lo = 0, hi = 0;
     if (st)
-        vt_fold(d, st, full, &lo, &hi);
+        vt_fold(m, st, full, &lo, &hi);
     size_t keylen = strlen(kind) + strlen(api) + 8;
     for (uint32_t i = lo; i < hi && n < 1024; i++)
         if (vt_frame_strings(m, st->pc[i], frames, &n, 1024) < 0)
