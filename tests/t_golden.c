@@ -105,7 +105,7 @@ int main(void)
         int same = want && got && !strcmp(want, got);
         ok(r.status == 0 && same, "%s", cases[c].out);
         if (!same && got)
-            diag("output differs from %s; got:\n%s", golden, got);
+            diag("output differs from %s (exit %d, stderr: %s); got:\n%s", golden, r.status, r.err, got);
         free(want);
         free(got);
         run_free(&r);
