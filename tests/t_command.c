@@ -227,6 +227,21 @@ static void test_run_and_dump(void)
     is_u64((uint64_t)r.status, 2, "vramtrace run passes the program's exit status through (2)");
     run_free(&r);
 
+    /* An LD_PRELOAD already set is kept, after the library. */
+    char early[1200], both[2600];
+    snprintf(early, sizeof early, "LD_PRELOAD=%s/libsig_early.so", self);
+    const char *env_early[] = {early, NULL};
+    const char *chain[] = {"run", "--", prog, "sigchain", NULL};
+    run_prog(&r, "../vramtrace", chain, env_early, 0);
+    snprintf(both, sizeof both, "%s", r.out);
+    struct vt_dumpfile dd[4];
+    size_t nd = load_dumps(&r, dd, 4);
+    ok(r.status == 0 && strstr(both, "early-handler-calls 2") != NULL && nd == 3,
+       "vramtrace run prepends the library to an LD_PRELOAD already set (both loaded: 2 signal dumps + exit, "
+       "the earlier handler chained)");
+    free_dumps(dd, nd);
+    run_free(&r);
+
     /* A process without the library. */
     pid_t plain = fork();
     if (plain == 0) {

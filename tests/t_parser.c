@@ -35,7 +35,10 @@ static void write_file(const char *path, const char *text, size_t len)
     }
 }
 
-/* Expects the reader to fail with "path:line:" and a message containing want. */
+static char good_path[1024];
+
+/* Expects the reader to fail with "path:line:" and a message containing want, and every verb given the
+ * file to exit 2 with one line naming it. */
 static void expect_bad(const char *dir, const char *name, const char *text, size_t len, int line, const char *want)
 {
     char path[1024], prefix[1100], err[600];
@@ -47,12 +50,18 @@ static void expect_bad(const char *dir, const char *name, const char *text, size
     snprintf(prefix, sizeof prefix, "%s:%d: ", path, line);
     ok(r == -1 && (line < 0 || !strncmp(err, prefix, strlen(prefix))) && strstr(err, want), "%s rejected: %s", name, err);
 
-    struct run rr;
-    const char *args[] = {"report", path, NULL};
-    run_prog(&rr, "../vramtrace", args, NULL, 0);
-    ok(rr.status == 2 && count_lines(rr.err, "vramtrace: ") == 1 && strstr(rr.err, path) && !rr.out[0],
-       "vramtrace report %s: exit 2, one line naming the file", name);
-    run_free(&rr);
+    const char *verbs[3][6] = {
+        {"report", path, NULL},
+        {"diff", good_path, path, NULL},
+        {"trend", good_path, good_path, path, "--json", NULL},
+    };
+    for (int v = 0; v < 3; v++) {
+        struct run rr;
+        run_prog(&rr, "../vramtrace", verbs[v], NULL, 0);
+        ok(rr.status == 2 && count_lines(rr.err, "vramtrace: ") == 1 && strstr(rr.err, path) && !rr.out[0],
+           "vramtrace %s on %s: exit 2, one line naming the file", verbs[v][0], name);
+        run_free(&rr);
+    }
 }
 
 int main(void)
@@ -62,6 +71,7 @@ int main(void)
     run_prog(&r, "prog_driver", args, NULL, 1);
     char path[1024];
     snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+    snprintf(good_path, sizeof good_path, "%s", path);
     struct vt_dumpfile d;
     char err[600];
     ok(vt_dumpfile_read(path, &d, err, sizeof err) == 0, "a dump written by the library reads back");
