@@ -22,7 +22,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
             $(BUILD)/tests/prog_cxx
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
-        $(BUILD)/fake/libcudart_static.a
+        $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
 .PHONY: all deps check-deps test demo bench fuzz clean
 all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
@@ -69,6 +69,9 @@ $(BUILD)/vramtrace: $(TOOL_OBJ) $(BUILD)/lib/vt_signame.o
 $(BUILD)/fake/libcuda.so.1: $(BUILD)/tests/fake/fake_cuda.o
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic-functions -lpthread
+$(BUILD)/fake/libnvidia-ml.so.1: $(BUILD)/tests/fake/fake_nvml.o
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ -Wl,-soname,libnvidia-ml.so.1 -ldl
 $(BUILD)/fake/libcudart.so.13: $(BUILD)/tests/fake/fake_cudart.o
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ -Wl,-soname,libcudart.so.13 -Wl,-Bsymbolic-functions -ldl -lpthread

@@ -2,6 +2,7 @@
  * primary context only when it is already active, so a dump never creates a context (which would
  * itself take hundreds of MiB). A query that fails leaves the figure unknown, never zero. */
 #include "vt_devices.h"
+#include "vt_nvml.h"
 #include "vt_real.h"
 
 static uint64_t vt_free_of(int dev)
@@ -48,6 +49,8 @@ int vt_devices_query(struct vt_devinfo *out, int max, int max_seen)
         out[d].ordinal = d;
         out[d].total = total && total(&t, d) == CUDA_SUCCESS ? t : VT_UNKNOWN;
         out[d].free = vt_free_of(d);
+        /* Only where this process has a context: NVML would not list it elsewhere anyway. */
+        out[d].process_used = out[d].free != VT_UNKNOWN ? vt_nvml_process_used(d) : VT_UNKNOWN;
     }
     return count;
 }

@@ -12,6 +12,7 @@
 struct vt_devinfo {
     int ordinal;
     uint64_t total, free; /* VT_UNKNOWN when the driver could not say */
+    uint64_t process_used; /* NVML's figure for this process, VT_UNKNOWN when not known */
 };
 
 struct vt_poolinfo {

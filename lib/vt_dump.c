@@ -145,7 +145,9 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
         fprintf(f, "device %d", devs[d].ordinal);
         vt_put_u64(f, devs[d].total);
         vt_put_u64(f, devs[d].free);
-        fprintf(f, " %llu %llu\n", (unsigned long long)s->c.reserved[d], (unsigned long long)s->c.reserved_peak[d]);
+        fprintf(f, " %llu %llu", (unsigned long long)s->c.reserved[d], (unsigned long long)s->c.reserved_peak[d]);
+        vt_put_u64(f, devs[d].process_used);
+        fputc('\n', f);
     }
     struct vt_poolinfo pools[VT_MAX_DEVICES + 64];
     size_t npools = vt_pools_query(devs, ndev, s->pools, s->npools, pools, sizeof pools / sizeof pools[0]);

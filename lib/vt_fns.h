@@ -23,7 +23,8 @@
     X(cuDeviceGetCount) X(cuDeviceTotalMem_v2) X(cuDevicePrimaryCtxGetState) \
     X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2) \
     X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2) \
-    X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool)
+    X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool) \
+    X(cuDeviceGetPCIBusId)
 
 /* Runtime calls that label the driver allocation they cause. */
 #define VT_RUNTIME_WRAPPED(X) \

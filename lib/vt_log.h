@@ -8,6 +8,7 @@ enum vt_once {
     VT_ONCE_NOMEM,
     VT_ONCE_SIGNAL,
     VT_ONCE_THREAD,
+    VT_ONCE_NVML,
     VT_ONCE_COUNT
 };
 

@@ -34,8 +34,9 @@ static void test_report(const struct run *grow)
     ok(r.status == 0 && strstr(r.out, "reason api, dump #3"), "report: header");
     ok(strstr(r.out, "reserved      5.0 MiB") && strstr(r.out, "allocated     5.0 MiB"),
        "report: reserved and allocated of device 0 (2 MiB kept + 3 x 1 MiB leaked)");
-    ok(strstr(r.out, "process used  unknown") && strstr(r.out, "cached        unknown"),
-       "report: unknown figures are said to be unknown");
+    ok(strstr(r.out, "process used  305.0 MiB") && strstr(r.out, "overhead      300.0 MiB"),
+       "report: process used from NVML (the fake's 5 MiB + 300 MiB context), overhead = process used - reserved");
+    ok(strstr(r.out, "cached        unknown") != NULL, "report: an unknown figure is said to be unknown");
     const char *site = strstr(r.out, "3.0 MiB in 3 × device (cuMemAlloc_v2)");
     ok(site && strstr(site, "grow_leak_site (") && strstr(r.out, "2.0 MiB in 1 × device"), "report: sites by bytes, with frames");
     ok(!strstr(r.out, "__libc_start_main") && !strstr(r.out, "_start+"), "report: start-up frames folded away");
@@ -44,7 +45,8 @@ static void test_report(const struct run *grow)
     cmd(&r, "report", p3, "--json", NULL, NULL);
     ok(r.status == 0 && r.out[0] == '{' && strstr(r.out, "\"reason\":\"api\"") && strstr(r.out, "\"seq\":3"), "report --json: header");
     ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":5242880,\"cached\":null") != NULL, "report --json: device figures, unknown is null");
-    ok(strstr(r.out, "\"process_used\":null") && strstr(r.out, "\"overhead\":null"), "report --json: process used and overhead null");
+    ok(strstr(r.out, "\"process_used\":319815680") && strstr(r.out, "\"overhead\":314572800"),
+       "report --json: process used and overhead in bytes");
     ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"live_count\":3,\"live_bytes\":3145728") != NULL,
        "report --json: the leak site's count and bytes");
     ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");
@@ -315,8 +317,25 @@ static void test_many_sites(void)
     run_free(&prog);
 }
 
+/* Without NVML the figures are unknown (null), said once on the program's stderr. */
+static void test_no_nvml(void)
+{
+    struct run prog, r;
+    const char *args[] = {"grow", NULL};
+    const char *env[] = {"VRAMTRACE_FAKE_NVML=0", NULL};
+    run_prog(&prog, "prog_driver", args, env, 1);
+    ok(prog.status == 0 && count_lines(prog.err, "vramtrace: NVML") == 1, "no NVML: said once on stderr, over three dumps");
+    char p[700];
+    dump_path(p, sizeof p, &prog, prog.pid, 3);
+    cmd(&r, "report", p, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"process_used\":null") && strstr(r.out, "\"overhead\":null"), "no NVML: process used and overhead null");
+    run_free(&r);
+    run_free(&prog);
+}
+
 int main(void)
 {
+    test_no_nvml();
     test_many_sites();
     test_symbols();
     struct run grow, grow2;

@@ -54,8 +54,9 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
             printf("\ndevice %d\n", v->device);
         else
             printf("\nno device known (entries whose device the dump does not give)\n");
-        vt_fig("process used", v->process_used, "(this dump has no NVML figure)");
-        vt_fig("overhead", v->overhead, "(needs process used)");
+        vt_fig("process used", v->process_used, "(NVML gave no figure for this process in this dump)");
+        vt_fig("overhead", v->overhead,
+               v->process_used == VT_DF_UNKNOWN ? "(needs process used)" : "(NVML counts less than is reserved)");
         vt_fig("reserved", v->reserved, NULL);
         vt_fig("allocated", v->allocated, NULL);
         if (v->cached == VT_DF_UNKNOWN) {

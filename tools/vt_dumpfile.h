@@ -13,6 +13,7 @@ struct vt_df_device {
     int ordinal;
     uint64_t total, free; /* VT_DF_UNKNOWN when not known */
     uint64_t reserved, reserved_peak;
+    uint64_t process_used; /* NVML, VT_DF_UNKNOWN when not known */
 };
 
 struct vt_df_pool {

@@ -265,6 +265,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         struct vt_dev *v = vt_dev_slot(m, d->devices[i].ordinal);
         v->total = d->devices[i].total;
         v->free = d->devices[i].free;
+        v->process_used = d->devices[i].process_used;
     }
     for (size_t i = 0; i < d->npools; i++) {
         const struct vt_df_pool *p = &d->pools[i];
@@ -335,6 +336,10 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
          * in the dump, that part is unknown, not zero. */
         if (!v->plain && !v->vmm)
             v->cached = v->pool_cached;
+        /* What nvidia-smi shows beyond the memory this process holds: context, module code, stacks,
+         * driver internals. Unknown without NVML, and unknown rather than negative if NVML counts less. */
+        if (v->process_used != VT_DF_UNKNOWN && v->process_used >= v->reserved)
+            v->overhead = v->process_used - v->reserved;
     }
     qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
     HASH_CLEAR(hh, ix.head);

@@ -27,10 +27,10 @@ struct vt_site {
 struct vt_dev {
     int device;
     uint64_t total, free;          /* VT_DF_UNKNOWN when the dump does not say */
-    uint64_t process_used;         /* VT_DF_UNKNOWN until dumps carry NVML's figure */
+    uint64_t process_used;         /* NVML's figure; VT_DF_UNKNOWN when the dump has none */
     uint64_t reserved, allocated;  /* always known */
     uint64_t cached, releasable, fragmented; /* VT_DF_UNKNOWN without an allocator's view */
-    uint64_t overhead;             /* process used - reserved, VT_DF_UNKNOWN with process used */
+    uint64_t overhead;             /* process used - reserved (BRIEF §3); VT_DF_UNKNOWN without process used */
     uint64_t managed;
     uint64_t plain, vmm, pool_reserved, pool_used, async_live;
     uint64_t pool_cached;          /* free memory the pools keep (reserved - used) */

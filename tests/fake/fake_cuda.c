@@ -7,6 +7,7 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -157,6 +158,32 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     *bytes = fake_limit;
     return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev)
+{
+    if (!fake_inited)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (dev < 0 || dev >= fake_ndev || !bus || len < 13)
+        return CUDA_ERROR_INVALID_VALUE;
+    snprintf(bus, (size_t)len, "0000:%02x:00.0", 0x10 + dev);
+    return CUDA_SUCCESS;
+}
+
+/* For the fake NVML: what this device holds for the process, as the driver sees it. */
+uint64_t vramtrace_fake_device_used(int dev)
+{
+    uint64_t u;
+    pthread_mutex_lock(&fake_lock);
+    u = dev >= 0 && dev < fake_ndev ? fake_used[dev] : 0;
+    pthread_mutex_unlock(&fake_lock);
+    return u;
+}
+
+/* A device is "in use" by the process once its primary context is retained. */
+int vramtrace_fake_device_active(int dev)
+{
+    return dev >= 0 && dev < fake_ndev && fake_primary_refs[dev] > 0;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
@@ -773,7 +800,7 @@ static const struct fake_proc fake_procs[] = {
     P("cuMemAddressReserve", 10020, cuMemAddressReserve), P("cuMemAddressFree", 10020, cuMemAddressFree),
     P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
     P("cuMemSetAccess", 10020, cuMemSetAccess),
-    P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+    P("cuPointerGetAttribute", 4000, cuPointerGetAttribute), P("cuDeviceGetPCIBusId", 4000, cuDeviceGetPCIBusId),
     P("cuGetProcAddress", 11030, cuGetProcAddress), P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };
 #undef P
