@@ -47,7 +47,7 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":5242880,\"cached\":null") != NULL, "report --json: device figures, unknown is null");
     ok(strstr(r.out, "\"process_used\":319815680") && strstr(r.out, "\"overhead\":314572800"),
        "report --json: process used and overhead in bytes");
-    ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"live_count\":3,\"live_bytes\":3145728") != NULL,
+    ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"library\":null,\"live_count\":3,\"live_bytes\":3145728") != NULL,
        "report --json: the leak site's count and bytes");
     ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");
     run_free(&r);
@@ -333,8 +333,26 @@ static void test_no_nvml(void)
     run_free(&prog);
 }
 
+static void test_library(void)
+{
+    struct run prog, r;
+    const char *args[] = {"library", NULL};
+    run_prog(&prog, "prog_driver", args, NULL, 1);
+    char p[700];
+    dump_path(p, sizeof p, &prog, prog.pid, 1);
+    cmd(&r, "report", p, NULL, NULL, NULL);
+    ok(prog.status == 0 && strstr(r.out, "4.4 MiB in 1 × device (cuMemAlloc_v2), device 0, taken by cuBLAS") != NULL,
+       "memory a CUDA library takes for itself is named by the library");
+    run_free(&r);
+    cmd(&r, "report", p, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"library\":\"cuBLAS\",\"live_count\":1,\"live_bytes\":4567890") != NULL, "and in JSON");
+    run_free(&r);
+    run_free(&prog);
+}
+
 int main(void)
 {
+    test_library();
     test_no_nvml();
     test_many_sites();
     test_symbols();

@@ -96,6 +96,8 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         printf("%11s in %llu × %s (%s)", a, (unsigned long long)s->count, s->kind, s->api);
         if (s->device >= 0)
             printf(", device %d", s->device);
+        if (s->library[0])
+            printf(", taken by %s", s->library);
         putchar('\n');
         uint32_t n = o->full || s->nframes <= VT_TEXT_FRAMES ? s->nframes : VT_TEXT_FRAMES;
         for (uint32_t f = 0; f < n; f++)
@@ -117,8 +119,12 @@ static void vt_json_site(FILE *f, const struct vt_site *s)
     vt_json_str(f, s->kind);
     fputs(",\"api\":", f);
     vt_json_str(f, s->api);
-    fprintf(f, ",\"device\":%d,\"live_count\":%llu,\"live_bytes\":%llu}", s->device, (unsigned long long)s->count,
-            (unsigned long long)s->bytes);
+    fprintf(f, ",\"device\":%d,\"library\":", s->device);
+    if (s->library[0])
+        vt_json_str(f, s->library);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"live_count\":%llu,\"live_bytes\":%llu}", (unsigned long long)s->count, (unsigned long long)s->bytes);
 }
 
 static void vt_json_sites(const struct vt_report_opts *o, const struct vt_model *m)

@@ -103,6 +103,25 @@ static int vt_startup_frame(const struct vt_model *m, uint64_t pc)
     return !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8);
 }
 
+/* The CUDA library a stack runs through, named by the first library module from the top: memory that
+ * cuBLAS, cuDNN or NCCL take for themselves, outside any framework's allocator. */
+static const char *vt_library_of(const struct vt_model *m, const struct vt_df_stack *st)
+{
+    static const struct { const char *prefix, *name; } libs[] = {
+        {"libcublasLt", "cuBLASLt"}, {"libcublas", "cuBLAS"}, {"libcudnn", "cuDNN"}, {"libnccl", "NCCL"},
+        {"libcufft", "cuFFT"}, {"libcurand", "cuRAND"}, {"libcusparse", "cuSPARSE"}, {"libcusolver", "cuSOLVER"},
+        {"libnvshmem", "NVSHMEM"}, {"libcutensor", "cuTENSOR"},
+    };
+    for (uint32_t i = 0; st && i < st->n; i++) {
+        const struct vt_df_module *mod = vt_module_of(m->d, st->pc[i]);
+        const char *b = mod ? vt_basename(mod->path) : "";
+        for (size_t k = 0; k < sizeof libs / sizeof libs[0]; k++)
+            if (!strncmp(b, libs[k].prefix, strlen(libs[k].prefix)))
+                return libs[k].name;
+    }
+    return NULL;
+}
+
 /* Frames [lo, hi) of a stack worth showing. */
 static void vt_fold(const struct vt_model *m, const struct vt_df_stack *st, int full, uint32_t *lo, uint32_t *hi)
 {
@@ -189,6 +208,8 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->device = device;
     s->count = 1;
     s->bytes = bytes;
+    const char *lib = vt_library_of(m, st);
+    snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
     if (n && !(s->frames = malloc(n * sizeof *s->frames)))
         goto fail;
     if (n)

@@ -21,6 +21,7 @@ struct vt_site {
     uint32_t nframes;
     int device;
     int is_pool;      /* a pseudo-site: a pool's cached bytes (reserved - used) */
+    char library[16]; /* "cuBLAS", "NCCL"...: the CUDA library the stack runs through; "" for none */
     uint64_t count, bytes;
 };
 

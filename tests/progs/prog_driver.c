@@ -488,6 +488,11 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "symbols")) {
         route_inline_alloc(1234567);
         hidden_static_alloc(2345678);
+    } else if (!strcmp(mode, "library")) {
+        void *h = dlopen("libcublas.so.13", RTLD_NOW);
+        int (*create)(size_t) = h ? (int (*)(size_t))dlsym(h, "fake_cublas_create") : NULL;
+        prog_check(create && create(4567890) == 0, "library alloc");
+        prog_dump();
     } else if (!strcmp(mode, "manysites")) {
         for (int i = 0; i < 300; i++)
             many_sites_alloc(i % 100);
