@@ -138,6 +138,10 @@ static void test_pool_diff(void)
            strstr(r.out, "\"delta_bytes\":4194304"),
        "diff: the pool's cache shows as a cache-class site");
     run_free(&r);
+    cmd(&r, "diff", p1, p2, NULL, NULL);
+    ok(strstr(r.out, "sites that vanished:") && strstr(r.out, "-4.0 MiB allocated async (cuMemAllocFromPoolAsync)  [vanished]"),
+       "diff: a site whose memory was all freed is marked vanished");
+    run_free(&r);
     run_free(&pool);
 }
 

@@ -116,12 +116,14 @@ int vt_cmd_diff(int argc, char **argv)
         const struct vt_site *n = &m[1].sites[i], *o = vt_model_find(&m[0], n->key);
         int64_t db = (int64_t)n->bytes - (int64_t)(o ? o->bytes : 0);
         int64_t dc = (int64_t)n->count - (int64_t)(o ? o->count : 0);
+        if (n->is_pool && !db)
+            continue; /* a pool's cache that did not change is no news, even where the other dump has no pools */
         if (db || dc || !o)
             ch[nc++] = (struct vt_change){o, n, db, dc};
     }
     for (size_t i = 0; i < m[0].nsites; i++) {
         const struct vt_site *o = &m[0].sites[i];
-        if (!vt_model_find(&m[1], o->key))
+        if (!vt_model_find(&m[1], o->key) && !(o->is_pool && !o->bytes))
             ch[nc++] = (struct vt_change){o, NULL, -(int64_t)o->bytes, -(int64_t)o->count};
     }
     qsort(ch, nc, sizeof *ch, vt_change_cmp);
@@ -205,8 +207,19 @@ int vt_cmd_diff(int argc, char **argv)
         }
         if (!grew)
             printf("\nno site grew\n");
-        if (shrank)
-            printf("%zu site%s shrank or vanished\n", shrank, shrank == 1 ? "" : "s");
+        size_t vanished = 0;
+        for (size_t i = 0; i < nc; i++) {
+            if (ch[i].new)
+                continue;
+            const struct vt_site *s = ch[i].old;
+            if (!vanished++)
+                printf("\nsites that vanished:\n");
+            vt_human_delta(ch[i].delta_bytes, a, sizeof a);
+            printf("%12s %-9s %s (%s)  [vanished]  %s\n", a, s->is_pool ? "cache" : "allocated", s->kind, s->api,
+                   s->nframes ? s->frames[0] : "");
+        }
+        if (shrank > vanished)
+            printf("%zu other site%s shrank\n", shrank - vanished, shrank - vanished == 1 ? "" : "s");
         vt_human_delta(alloc_total, a, sizeof a);
         vt_human_delta(res_total, b, sizeof b);
         printf("verdict: %s: reserved %s, allocated %s", verdict, b, a);
