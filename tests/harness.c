@@ -62,23 +62,32 @@ int tap_done(void)
     return tap_failed ? 1 : 0;
 }
 
-static char *slurp(const char *path)
+char *read_text(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return strdup("");
-    size_t cap = 4096, n = 0;
+        return NULL;
+    size_t cap = 4096, n = 0, got;
     char *s = malloc(cap);
-    size_t got;
     while (s && (got = fread(s + n, 1, cap - n - 1, f)) > 0) {
         n += got;
-        if (n + 1 == cap)
-            s = realloc(s, cap *= 2);
+        if (n + 1 == cap) {
+            char *t = realloc(s, cap *= 2);
+            if (!t)
+                free(s);
+            s = t;
+        }
     }
     fclose(f);
     if (s)
         s[n] = 0;
     return s;
+}
+
+static char *slurp(const char *path)
+{
+    char *s = read_text(path);
+    return s ? s : strdup("");
 }
 
 static const char *build_dir(void)

@@ -39,6 +39,8 @@ const struct vt_df_alloc *find_alloc(const struct vt_dumpfile *d, uint64_t size)
 int stack_has(const struct vt_dumpfile *d, uint32_t stack, const char *fn);
 /* The value printed after "key " in the captured output, or NULL. */
 const char *out_value(const struct run *r, const char *key, char *buf, size_t len);
+/* A whole file as a string (malloc'd), or NULL when it cannot be read. */
+char *read_text(const char *path);
 /* How many lines of text start with prefix. */
 int count_lines(const char *text, const char *prefix);
 

@@ -31,23 +31,6 @@ static const struct golden cases[] = {
     {"trend-grow.json", {"trend", "grow.1.dump", "grow.2.dump", "grow.3.dump", "--json", NULL}},
 };
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n)
-        n = 0;
-    if (s)
-        s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* The output with the data directory's absolute path replaced by "tests/data". */
 static char *normalize(const char *out, const char *datadir)
 {
@@ -101,7 +84,7 @@ int main(void)
                 fclose(f);
             }
         }
-        char *want = slurp(golden);
+        char *want = read_text(golden);
         int same = want && got && !strcmp(want, got);
         ok(r.status == 0 && same, "%s", cases[c].out);
         if (!same && got)

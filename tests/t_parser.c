@@ -7,25 +7,6 @@
 
 #include "harness.h"
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 static void write_file(const char *path, const char *text, size_t len)
 {
     FILE *f = fopen(path, "w");
@@ -89,7 +70,7 @@ int main(void)
        "vramtrace report shows the site and its size");
     run_free(&rep);
 
-    char *good = read_all(path);
+    char *good = read_text(path);
     ok(good != NULL, "dump text");
     if (!good)
         return tap_done();
