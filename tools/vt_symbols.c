@@ -126,6 +126,25 @@ static void vt_frame(char **buf, size_t *len, size_t *cap, const char *name, con
     vt_append(buf, len, cap, text);
 }
 
+/* The compile unit holding addr. libdw finds it through .debug_aranges, which clang does not emit;
+ * without them, the units' own address ranges are searched. */
+static Dwarf_Die *vt_cu_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *out)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (cu)
+        return cu;
+    Dwarf_Die *c = NULL;
+    Dwarf_Addr b = 0;
+    while ((c = dwfl_module_nextcu(mod, c, &b))) {
+        if (dwarf_haspc(c, addr - b) > 0) {
+            *out = *c;
+            *bias = b;
+            return out;
+        }
+    }
+    return NULL;
+}
+
 /* Innermost inlined call first: each inlined subroutine is named at the line inside it, and its caller
  * at the line the call was made from. */
 static char *vt_symbolize(struct vt_symbolizer *s, uint64_t pc)
@@ -137,13 +156,16 @@ static char *vt_symbolize(struct vt_symbolizer *s, uint64_t pc)
     GElf_Off off = 0;
     GElf_Sym sym;
     const char *symname = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-    Dwfl_Line *dl = dwfl_module_getsrc(mod, addr);
-    int line = 0;
-    const char *file = dl ? dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL) : NULL;
     char *buf = NULL;
     size_t len = 0, cap = 0;
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cudie = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die cubuf;
+    Dwarf_Die *cudie = vt_cu_of(mod, addr, &bias, &cubuf);
+    Dwarf_Line *dl = cudie ? dwarf_getsrc_die(cudie, addr - bias) : NULL;
+    int line = 0;
+    const char *file = dl ? dwarf_linesrc(dl, NULL, NULL) : NULL;
+    if (dl)
+        dwarf_lineno(dl, &line);
     Dwarf_Die *scopes = NULL;
     int n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
     const char *cur_file = file;
