@@ -114,6 +114,20 @@ static void test_sigowner(void)
     run_free(&r);
 }
 
+static void test_no_cuda(void)
+{
+    struct run r;
+    struct vt_dumpfile d[3];
+    char buf[64];
+    run_prog(&r, "prog_plain", NULL, NULL, 1);
+    size_t n = load_dumps(&r, d, 3);
+    ok(r.status == 0 && !strcmp(out_value(&r, "cuda-loaded", buf, sizeof buf) ? buf : "", "0"),
+       "a program that never touches CUDA: runs, and no libcuda or NVML is loaded into it");
+    ok(n == 2 && d[0].ndevices == 0 && d[0].nallocs == 0 && !r.err[0], "its dumps have no devices; nothing said on stderr");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 static void test_interval(void)
 {
     struct run r;
@@ -138,5 +152,6 @@ int main(void)
     test_fork();
     test_sigowner();
     test_interval();
+    test_no_cuda();
     return tap_done();
 }
