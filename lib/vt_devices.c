@@ -5,8 +5,18 @@
 #include "vt_nvml.h"
 #include "vt_real.h"
 
-static uint64_t vt_free_of(int dev)
+static uint64_t vt_graph_attr(int dev, CUgraphMem_attribute attr)
 {
+    cuuint64_t v = 0;
+    __typeof__(cuDeviceGetGraphMemAttribute) *get = VT_REAL(cuDeviceGetGraphMemAttribute);
+    return get && get(dev, attr, &v) == CUDA_SUCCESS ? v : VT_UNKNOWN;
+}
+
+/* Free memory of dev, and its graph-memory figures, with its primary context current; VT_UNKNOWN for
+ * each when the context is not active (a dump never creates one). */
+static uint64_t vt_free_of(int dev, struct vt_devinfo *out)
+{
+    out->graph_reserved = out->graph_used = VT_UNKNOWN;
     unsigned int flags;
     int active = 0;
     CUcontext ctx, popped;
@@ -27,6 +37,8 @@ static uint64_t vt_free_of(int dev)
     if (push(ctx) == CUDA_SUCCESS) {
         if (info(&fr, &tot) == CUDA_SUCCESS)
             result = fr;
+        out->graph_reserved = vt_graph_attr(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT);
+        out->graph_used = vt_graph_attr(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT);
         pop(&popped);
     }
     release(dev);
@@ -48,7 +60,7 @@ int vt_devices_query(struct vt_devinfo *out, int max, int max_seen)
         size_t t;
         out[d].ordinal = d;
         out[d].total = total && total(&t, d) == CUDA_SUCCESS ? t : VT_UNKNOWN;
-        out[d].free = vt_free_of(d);
+        out[d].free = vt_free_of(d, &out[d]);
         /* Only where this process has a context: NVML would not list it elsewhere anyway. */
         out[d].process_used = out[d].free != VT_UNKNOWN ? vt_nvml_process_used(d) : VT_UNKNOWN;
     }

@@ -13,6 +13,7 @@ struct vt_devinfo {
     int ordinal;
     uint64_t total, free; /* VT_UNKNOWN when the driver could not say */
     uint64_t process_used; /* NVML's figure for this process, VT_UNKNOWN when not known */
+    uint64_t graph_reserved, graph_used; /* memory of CUDA graphs' allocation nodes, VT_UNKNOWN when not read */
 };
 
 struct vt_poolinfo {

@@ -147,6 +147,8 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
         vt_put_u64(f, devs[d].free);
         fprintf(f, " %llu %llu", (unsigned long long)s->c.reserved[d], (unsigned long long)s->c.reserved_peak[d]);
         vt_put_u64(f, devs[d].process_used);
+        vt_put_u64(f, devs[d].graph_reserved);
+        vt_put_u64(f, devs[d].graph_used);
         fputc('\n', f);
     }
     struct vt_poolinfo pools[VT_MAX_DEVICES + 64];

@@ -354,8 +354,25 @@ static void test_library(void)
     run_free(&prog);
 }
 
+/* Graph memory (what the fake says its graphs hold: 8 MiB reserved, 2 MiB used) joins reserved and allocated. */
+static void test_graph_memory(void)
+{
+    struct run prog, r;
+    const char *args[] = {"grow", NULL};
+    const char *env[] = {"VRAMTRACE_FAKE_GRAPH_MEM=8388608,2097152", NULL};
+    run_prog(&prog, "prog_driver", args, env, 1);
+    char p[700];
+    dump_path(p, sizeof p, &prog, prog.pid, 3);
+    cmd(&r, "report", p, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"reserved\":13631488,\"allocated\":7340032,") != NULL,
+       "graph memory: reserved 5 + 8 MiB, allocated 5 + 2 MiB");
+    run_free(&r);
+    run_free(&prog);
+}
+
 int main(void)
 {
+    test_graph_memory();
     test_library();
     test_no_nvml();
     test_many_sites();

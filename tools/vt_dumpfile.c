@@ -202,10 +202,11 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     } else if (!strcmp(key, "device")) {
         VT_DF_GROW(d->devices, d->ndevices, cap->devices);
         struct vt_df_device *v = &d->devices[d->ndevices];
-        if (vt_df_nfields(p, 7) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
+        if (vt_df_nfields(p, 9) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
             vt_df_u64(p, 2, &v->total, 1) < 0 || vt_df_u64(p, 3, &v->free, 1) < 0 ||
             vt_df_u64(p, 4, &v->reserved, 0) < 0 || vt_df_u64(p, 5, &v->reserved_peak, 0) < 0 ||
-            vt_df_u64(p, 6, &v->process_used, 1) < 0)
+            vt_df_u64(p, 6, &v->process_used, 1) < 0 || vt_df_u64(p, 7, &v->graph_reserved, 1) < 0 ||
+            vt_df_u64(p, 8, &v->graph_used, 1) < 0)
             return -1;
         d->ndevices++;
     } else if (!strcmp(key, "pool")) {

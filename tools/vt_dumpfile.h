@@ -14,6 +14,7 @@ struct vt_df_device {
     uint64_t total, free; /* VT_DF_UNKNOWN when not known */
     uint64_t reserved, reserved_peak;
     uint64_t process_used; /* NVML, VT_DF_UNKNOWN when not known */
+    uint64_t graph_reserved, graph_used; /* CUDA graphs' allocation nodes, VT_DF_UNKNOWN when not read */
 };
 
 struct vt_df_pool {

@@ -287,6 +287,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         v->total = d->devices[i].total;
         v->free = d->devices[i].free;
         v->process_used = d->devices[i].process_used;
+        v->graph_reserved = d->devices[i].graph_reserved != VT_DF_UNKNOWN ? d->devices[i].graph_reserved : 0;
+        v->graph_used = d->devices[i].graph_used != VT_DF_UNKNOWN ? d->devices[i].graph_used : 0;
     }
     for (size_t i = 0; i < d->npools; i++) {
         const struct vt_df_pool *p = &d->pools[i];
@@ -349,9 +351,9 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         /* Pools' own figures when the dump has them; at exit, the live stream-ordered entries. */
         uint64_t pres = v->pools_known ? v->pool_reserved : v->async_live;
         uint64_t pused = v->pools_known ? v->pool_used : v->async_live;
-        v->reserved = v->plain + v->vmm + pres;
-        v->allocated = v->plain + v->vmm + pused;
-        v->pool_cached = pres - pused;
+        v->reserved = v->plain + v->vmm + pres + v->graph_reserved;
+        v->allocated = v->plain + v->vmm + pused + v->graph_used;
+        v->pool_cached = pres - pused + (v->graph_reserved - v->graph_used);
         /* Cache is known only where an allocator's view is: the pools for stream-ordered memory. A
          * caching allocator may hold any part of the plain and VMM memory as cache; until its view is
          * in the dump, that part is unknown, not zero. */

@@ -170,6 +170,26 @@ CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+static int fake_current_dev(void);
+
+/* Graph memory: the fake runs no graphs; VRAMTRACE_FAKE_GRAPH_MEM=RESERVED,USED makes it say it holds some. */
+CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute attr, void *value)
+{
+    unsigned long long res = 0, used = 0;
+    const char *e = getenv("VRAMTRACE_FAKE_GRAPH_MEM");
+    if (!fake_inited || fake_current_dev() != dev)
+        return fake_inited ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_NOT_INITIALIZED;
+    if (e && sscanf(e, "%llu,%llu", &res, &used) != 2)
+        res = used = 0;
+    if (attr == CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
+        *(cuuint64_t *)value = res;
+    else if (attr == CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)
+        *(cuuint64_t *)value = used;
+    else
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
 /* For the fake NVML: what this device holds for the process, as the driver sees it. */
 uint64_t vramtrace_fake_device_used(int dev)
 {
@@ -801,6 +821,7 @@ static const struct fake_proc fake_procs[] = {
     P("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle),
     P("cuMemSetAccess", 10020, cuMemSetAccess),
     P("cuPointerGetAttribute", 4000, cuPointerGetAttribute), P("cuDeviceGetPCIBusId", 4000, cuDeviceGetPCIBusId),
+    P("cuDeviceGetGraphMemAttribute", 11040, cuDeviceGetGraphMemAttribute),
     P("cuGetProcAddress", 11030, cuGetProcAddress), P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };
 #undef P
