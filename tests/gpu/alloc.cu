@@ -22,6 +22,22 @@ int main()
     cudaStreamSynchronize(0);
     cudaMallocManaged(&managed, 8 * MiB);
     cudaMallocHost(&host, 4 * MiB);
+    // Graph memory: an allocation captured into a graph, not freed in it, so it outlives the launch.
+    cudaStream_t st;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    void *gmem;
+    cudaStreamCreate(&st);
+    cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal);
+    cudaMallocAsync(&gmem, 24 * MiB, st);
+    cudaStreamEndCapture(st, &g);
+    if (cudaGraphInstantiate(&ge, g, 0) != cudaSuccess || cudaGraphLaunch(ge, st) != cudaSuccess)
+        printf("graph failed\n");
+    cudaStreamSynchronize(st);
+    unsigned long long gres = 0, gused = 0;
+    cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &gres);
+    cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &gused);
+    printf("graph memory reserved %llu used %llu\n", gres, gused);
     size_t fr, tot;
     cudaMemGetInfo(&fr, &tot);
     printf("cudaMemGetInfo free %zu total %zu\n", fr, tot);
