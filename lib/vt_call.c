@@ -85,6 +85,25 @@ void vt_call_runtime_end(struct vt_call *c)
     errno = c->saved_errno;
 }
 
+/* The device of a plain (not stream-ordered) allocation, from the pointer; -1 when unknown. */
+static int vt_call_device_of(uint64_t ptr)
+{
+    int dev = -1;
+    __typeof__(cuPointerGetAttribute) *get = VT_REAL(cuPointerGetAttribute);
+    if (!get || get(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        dev = -1;
+    return dev;
+}
+
+/* A call that changes no entry: counted as done or failed. */
+static void vt_call_counted(struct vt_call *c, int ok)
+{
+    if (ok)
+        vt_count_call(c->api);
+    else
+        vt_count_failure(c->api);
+}
+
 void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
 {
     if (a->device == VT_DEVICE_FROM_PTR)
@@ -112,10 +131,7 @@ int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken)
 
 void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, const struct vt_alloc *taken)
 {
-    if (!ok)
-        vt_count_failure(c->api);
-    else
-        vt_count_call(c->api);
+    vt_call_counted(c, ok);
     if (was_ours) {
         if (!ok)
             vt_table_restore(taken);
@@ -153,19 +169,3 @@ void vt_call_plain_end(struct vt_call *c, int ok)
     vt_call_end(c);
 }
 
-void vt_call_counted(struct vt_call *c, int ok)
-{
-    if (ok)
-        vt_count_call(c->api);
-    else
-        vt_count_failure(c->api);
-}
-
-int vt_call_device_of(uint64_t ptr)
-{
-    int dev = -1;
-    __typeof__(cuPointerGetAttribute) *get = VT_REAL(cuPointerGetAttribute);
-    if (!get || get(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)ptr) != CUDA_SUCCESS)
-        dev = -1;
-    return dev;
-}

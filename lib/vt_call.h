@@ -66,10 +66,4 @@ void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct
 int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken);
 void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, const struct vt_alloc *taken);
 
-/* A call that changes no entry: counted as done or failed. */
-void vt_call_counted(struct vt_call *c, int ok);
-
-/* The device of a plain (not stream-ordered) allocation, from the pointer; -1 when unknown. */
-int vt_call_device_of(uint64_t ptr);
-
 #endif

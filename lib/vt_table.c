@@ -386,13 +386,6 @@ void vt_count_dropped(void)
     pthread_mutex_unlock(&vt_lock);
 }
 
-void vt_note_device(int device)
-{
-    pthread_mutex_lock(&vt_lock);
-    vt_device_seen_locked(device);
-    pthread_mutex_unlock(&vt_lock);
-}
-
 void vt_count_unwatched(const char *name)
 {
     pthread_mutex_lock(&vt_lock);

@@ -135,7 +135,6 @@ void vt_count_failure(enum vt_fn api);
 void vt_count_unknown_free(void);
 void vt_count_unwatched(const char *name);
 void vt_count_dropped(void);
-void vt_note_device(int device);
 void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result);
 
 int vt_table_snapshot(struct vt_snapshot *s);

@@ -428,8 +428,3 @@ const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev)
             return &m->dev[m->devidx[k]];
     return NULL;
 }
-
-int vt_site_is_allocated(const struct vt_site *s)
-{
-    return !s->is_pool;
-}

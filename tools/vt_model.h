@@ -60,7 +60,5 @@ void vt_model_free(struct vt_model *m);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);
-/* Whether a site's bytes are memory handed to the application (not cache or address space). */
-int vt_site_is_allocated(const struct vt_site *s);
 
 #endif
