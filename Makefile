@@ -24,7 +24,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
-.PHONY: all deps check-deps test demo bench fuzz clean
+.PHONY: all deps check-deps test gpu-test demo bench fuzz clean
 all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 
 # Debian packages this build needs: header -> package.
@@ -114,6 +114,12 @@ $(BUILD)/asan/vramtrace: $(TOOL_SRC) lib/vt_signame.c $(wildcard tools/*.h lib/*
 
 test: all $(PROG_BIN) $(TEST_BIN) $(BUILD)/asan/vramtrace
 	prove -e '' $(TEST_BIN)
+
+# On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
+# machine may lack the headers: build/ can be carried over from a CPU machine instead.
+gpu-test:
+	@[ -f $(BUILD)/libvramtrace.so ] && [ -x $(BUILD)/vramtrace ] || $(MAKE) all
+	sh tests/gpu/run.sh
 
 demo: all
 	sh examples/demo.sh

@@ -7,15 +7,15 @@ B=$(cd "$(dirname "$0")/../build" && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >/dev/null 2>&1; then
   echo "demo: using the GPU"
-  nvcc -O2 -g -cudart shared -o "$B/serve_loop" examples/serve_loop.c
+  nvcc -O2 -g -cudart shared -o "$B/cuda_leak" examples/cuda_leak.cu
 else
   echo "demo: no GPU; using the fake CUDA driver in build/fake"
-  cc -O2 -g -std=c11 -D_GNU_SOURCE -rdynamic -I"$CUDA_HOME/include" -o "$B/serve_loop" examples/serve_loop.c \
-     -L"$B/fake" -lcudart
+  cc -O2 -g -std=c11 -D_GNU_SOURCE -rdynamic -I"$CUDA_HOME/include" -o "$B/cuda_leak" \
+     -x c examples/cuda_leak.cu -x none -L"$B/fake" -lcudart
   export LD_LIBRARY_PATH="$B/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 D=$(mktemp -d /tmp/vramtrace-demo.XXXXXX)
-"$B/vramtrace" run --dir "$D" -- "$B/serve_loop" 400 >/dev/null &
+"$B/vramtrace" run --dir "$D" -- "$B/cuda_leak" 400 >/dev/null &
 pid=$!
 sleep 0.7
 first=$("$B/vramtrace" dump "$pid")

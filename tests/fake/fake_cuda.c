@@ -170,6 +170,29 @@ CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* Streams: work on the fake is done at once, so a stream is only a distinct handle. */
+CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+    (void)flags;
+    if (!stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fake_ctx_depth)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return (*stream = malloc(1)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult cuStreamDestroy_v2(CUstream stream)
+{
+    free(stream);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream stream)
+{
+    (void)stream;
+    return fake_ctx_depth ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 static int fake_current_dev(void);
 
 /* Graph memory: the fake runs no graphs; VRAMTRACE_FAKE_GRAPH_MEM=RESERVED,USED makes it say it holds some. */
@@ -800,6 +823,8 @@ static const struct fake_proc fake_procs[] = {
     P("cuCtxGetCurrent", 4000, cuCtxGetCurrent), P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2), P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
     P("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    P("cuStreamCreate", 2000, cuStreamCreate), P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
+    P("cuStreamSynchronize", 2000, cuStreamSynchronize),
     P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
     P("cuMemAlloc", 2000, cuMemAlloc), P("cuMemAlloc", 3020, cuMemAlloc_v2),
     P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2), P("cuMemFree", 3020, cuMemFree_v2),

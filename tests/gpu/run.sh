@@ -1,35 +1,95 @@
 #!/bin/sh
-# Runs on the GPU machine, from the repository root, with build/ carried over: builds the CUDA smoke
-# program both ways, runs it and a PyTorch workload under the library, and reports every dump.
-# Results go to $OUT (or /tmp/vramtrace-gpu).
+# The GPU suite (`make gpu-test`), run on the GPU machine from the repository root with build/ built
+# (or carried over from a CPU machine): builds the CUDA C programs, runs every scenario under the
+# library with its dumps, then tests/gpu/check.py compares each figure with the ground truth and prints
+# PASS/FAIL lines and "N passed, N failed". Everything lands in $OUT (default /tmp/vramtrace-gpu).
 set -u
 OUT=${OUT:-/tmp/vramtrace-gpu}
-mkdir -p "$OUT/dumps"
-LIB=$PWD/build/libvramtrace.so
-export VRAMTRACE_DIR=$OUT/dumps
-log=$OUT/gpu.log
+R=$OUT/results
+rm -rf "$R" && mkdir -p "$R"
+B=$PWD/build
+LIB=$B/libvramtrace.so
+[ -f "$LIB" ] && [ -x "$B/vramtrace" ] || { echo "gpu-test: build/ is missing: run make first" >&2; exit 2; }
+
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvcc --version | tail -1
-  python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'
-  nvcc -O2 -g -o /tmp/alloc_static tests/gpu/alloc.cu -ldl && echo "built static"
-  nvcc -O2 -g -cudart shared -o /tmp/alloc_shared tests/gpu/alloc.cu -ldl && echo "built shared"
-  for p in alloc_static alloc_shared; do
-    echo "== $p"; LD_PRELOAD=$LIB /tmp/$p; echo "exit $?"
-  done
-  for cfg in "" "expandable_segments:True" "backend:cudaMallocAsync"; do
-    echo "== torch PYTORCH_CUDA_ALLOC_CONF=$cfg"
-    PYTORCH_CUDA_ALLOC_CONF=$cfg LD_PRELOAD=$LIB python3 tests/gpu/torch_alloc.py; echo "exit $?"
-  done
-  for mode in leak cache; do
-    echo "== torch $mode"
-    LD_PRELOAD=$LIB python3 tests/gpu/torch_leak.py $mode > /tmp/$mode.txt; cat /tmp/$mode.txt
-    set -- $(sed 's/.* dump //' /tmp/$mode.txt)
-    build/vramtrace diff "$1" "$2" | tail -14
-  done
-  for f in "$OUT"/dumps/*.dump; do
-    echo "== report $f"; build/vramtrace report "$f" --top 2
-    grep -E '^(device|pool|api|kind [a-z_]+ [1-9]|counter|unwatched)' "$f"
-  done
-} > "$log" 2>&1
-tar czf "$OUT/dumps.tgz" -C "$OUT" dumps && rm -rf "$OUT/dumps"
-tail -c 11000 "$log"
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+  python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
+} > "$R/versions.txt" 2>&1
+
+# In a scenario's folder: its dumps (dumps/) and what the program printed (out.txt).
+scenario() { mkdir -p "$R/$1/dumps"; echo "$R/$1"; }
+
+# 1, 2: CUDA C, five builds of one program.
+for v in static shared driver entry ptsz; do
+  case $v in
+    static) flags= ;; shared) flags="-cudart shared" ;; driver) flags=-DVT_ROUTE_DRIVER ;;
+    entry) flags=-DVT_ROUTE_ENTRY ;; ptsz) flags="--default-stream per-thread" ;;
+  esac
+  d=$(scenario kinds-$v)
+  nvcc -O2 -g $flags -o "$d/kinds" tests/gpu/kinds.cu -lcuda -ldl > "$d/build.txt" 2>&1 &&
+    VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/kinds" > "$d/out.txt" 2>&1
+done
+
+# 3, 4, 5 (and 7): PyTorch's three allocator configurations.
+for cfg in default expandable async; do
+  case $cfg in
+    default) conf= ;; expandable) conf=expandable_segments:True ;; async) conf=backend:cudaMallocAsync ;;
+  esac
+  d=$(scenario torch-$cfg)
+  PYTORCH_CUDA_ALLOC_CONF=$conf VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_truth.py > "$d/out.txt" 2>&1
+done
+
+# 6: CuPy.
+d=$(scenario cupy)
+VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/cupy_pool.py > "$d/out.txt" 2>&1
+
+# 8: no CUDA at all; bare and preloaded runs interleaved.
+d=$(scenario nocuda)
+for round in 1 2 3 4 5; do
+  python3 tests/gpu/nocuda.py >> "$d/bare.txt" 2>&1
+  VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/nocuda.py >> "$d/preloaded.txt" 2>&1
+done
+
+# 9: the two-thread loop, twice bare, then preloaded with a dump signal every 20 ms while it runs.
+d=$(scenario threads)
+export CUBLAS_WORKSPACE_CONFIG=:4096:8
+python3 tests/gpu/torch_threads.py > "$d/bare1.txt" 2>&1
+python3 tests/gpu/torch_threads.py > "$d/bare2.txt" 2>&1
+VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_threads.py > "$d/preloaded.txt" 2>&1 &
+pid=$!
+n=0
+until grep -q ready "$d/preloaded.txt" 2>/dev/null; do sleep 0.05; done
+while ! grep -q done "$d/preloaded.txt"; do kill -USR1 $pid 2>/dev/null && n=$((n + 1)); sleep 0.02; done
+wait $pid
+echo "sent $n" > "$d/signals.txt"
+
+# The examples, with the README's commands: dump when warm and 8 s later, then diff and report.
+example() {
+  name=$1; shift
+  d=$(scenario example-$name)
+  "$B/vramtrace" run --dir "$d/dumps" -- "$@" > "$d/out.txt" 2>&1 &
+  pid=$!
+  tries=0
+  until grep -q warm "$d/out.txt" 2>/dev/null || [ $tries -gt 600 ]; do sleep 0.1; tries=$((tries + 1)); done
+  first=$("$B/vramtrace" dump $pid)
+  sleep 8
+  second=$("$B/vramtrace" dump $pid)
+  wait $pid
+  "$B/vramtrace" report "$second" --top 3 > "$d/report.txt" 2>&1
+  "$B/vramtrace" diff "$first" "$second" > "$d/diff.txt" 2>&1
+  "$B/vramtrace" diff "$first" "$second" --json > "$d/diff.json" 2>&1
+}
+nvcc -O2 -g -cudart shared -o "$R/cuda_leak" examples/cuda_leak.cu
+example cuda_leak "$R/cuda_leak" 2400
+example torch_leak python3 examples/torch_leak.py 12
+example torch_cache python3 examples/torch_cache.py 12
+
+cat "$R/versions.txt"
+python3 tests/gpu/check.py "$R" "$B/vramtrace" > "$R/check.txt" 2>&1
+status=$?
+tar czf "$OUT/results.tgz" -C "$OUT" results
+cat "$R/check.txt"
+exit $status

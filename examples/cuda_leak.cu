@@ -1,6 +1,7 @@
-/* A small CUDA C "serving loop" for the demo: each request takes a scratch buffer and frees it, a
- * bounded cache keeps the last few results, and one function keeps a buffer every few requests and
- * never gives it back: the leak the demo finds. Runs on a GPU or on the fake driver. */
+/* A small CUDA C "serving loop", the README's demo and its CUDA C example: each request takes a
+ * scratch buffer and frees it, a bounded cache keeps the last few results, and one function keeps a
+ * buffer every few requests and never gives it back: the leak the demo finds. Runs on a GPU (built by
+ * nvcc) or on the fake driver (built by cc as C). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +44,12 @@ int main(int argc, char **argv)
     struct timespec nap = {0, 5 * 1000 * 1000};
     void *probe;
     if (cudaMalloc(&probe, 1) != cudaSuccess) {
-        fprintf(stderr, "serve_loop: no CUDA device or driver\n");
+        fprintf(stderr, "cuda_leak: no CUDA device or driver\n");
         return 1;
     }
     cudaFree(probe);
+    printf("warm\n");
+    fflush(stdout);
     for (int req = 1; req <= requests; req++) {
         handle_request(req);
         nanosleep(&nap, NULL);

@@ -1,0 +1,313 @@
+# The GPU suite's judge: reads what tests/gpu/run.sh left in RESULTS (each scenario's output and its
+# dumps), compares every figure of the dumps with the ground truth the programs printed (their own
+# allocations, the driver's pool and graph figures, torch, CuPy, nvidia-smi) and prints one PASS or
+# FAIL line per check with its numbers, then "N passed, N failed". Exit status 1 when any check fails.
+#   python3 tests/gpu/check.py RESULTS [VRAMTRACE]
+import glob
+import json
+import os
+import subprocess
+import sys
+
+MiB = 1 << 20
+results = {"pass": 0, "fail": 0}
+
+
+def check(name, ok, detail):
+    results["pass" if ok else "fail"] += 1
+    print(("PASS " if ok else "FAIL ") + name + ": " + detail, flush=True)
+
+
+def note(name, detail):
+    print("NOTE " + name + ": " + detail, flush=True)
+
+
+def num(field):
+    return None if field == "-" else int(field, 0)
+
+
+def parse_dump(path):
+    """The records check.py needs, keyed the way the checks look them up."""
+    d = {"devices": {}, "pools": [], "kinds": {}, "allocs": [], "phys": [], "counters": {}, "end": False}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            t = w[0]
+            if t == "device":
+                d["devices"][int(w[1])] = dict(zip(
+                    ["total", "free", "reserved", "peak", "process_used", "graph_reserved", "graph_used"],
+                    [num(x) for x in w[2:9]]))
+            elif t == "pool":
+                d["pools"].append({"handle": int(w[1], 16), "dev": int(w[2]), "type": w[3],
+                                   "reserved": int(w[4]), "used": int(w[5])})
+            elif t == "kind":
+                d["kinds"][w[1]] = [int(x) for x in w[2:8]]
+            elif t == "alloc":
+                d["allocs"].append({"addr": int(w[1], 16), "size": int(w[2]), "kind": w[3], "api": w[4],
+                                    "dev": int(w[5]), "pool": int(w[7], 16), "handle": int(w[8], 16)})
+            elif t == "phys":
+                d["phys"].append({"handle": int(w[1], 16), "size": int(w[2]), "kind": w[3], "api": w[4],
+                                  "dev": int(w[5]), "refs": int(w[6]), "maps": int(w[7])})
+            elif t == "counter":
+                d["counters"][w[1]] = int(w[2])
+            elif t == "reason":
+                d["reason"] = w[1]
+            elif t == "end":
+                d["end"] = True
+    return d
+
+
+def report(path, *extra):
+    out = subprocess.run([VRAMTRACE, "report", path, "--json", *extra], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"vramtrace report {path}: exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def lines(path, tag):
+    """The whitespace-split lines of a program's output that start with TAG."""
+    with open(path) as f:
+        return [l.split()[1:] for l in f if l.startswith(tag + " ")]
+
+
+def json_lines(path, tag):
+    with open(path) as f:
+        return [json.loads(l[len(tag) + 1:]) for l in f if l.startswith(tag + " ")]
+
+
+def smi_check(name, dump, smi_mib):
+    used = dump["devices"].get(0, {}).get("process_used")
+    if smi_mib is None or used is None:
+        check(name + " NVML = nvidia-smi", False, f"dump process used {used}, nvidia-smi {smi_mib} MiB")
+        return
+    check(name + " NVML = nvidia-smi", abs(used / MiB - smi_mib) <= 1,
+          f"dump process used {used} ({used / MiB:.1f} MiB), nvidia-smi {smi_mib} MiB")
+
+
+def overhead_note(name, rep):
+    dev = next((x for x in rep["devices"] if x["device"] == 0), None)
+    if dev and dev["overhead"] is not None:
+        note(name + " overhead", f"process used {dev['process_used'] / MiB:.1f} MiB - reserved "
+             f"{dev['reserved'] / MiB:.1f} MiB = {dev['overhead'] / MiB:.1f} MiB")
+
+
+# ---- 1, 2: CUDA C programs: every kind exactly once, right sizes, frees, totals, pools, graph ----
+def check_kinds(name, out, labels):
+    truth = {}
+    for w in lines(out, "truth"):
+        truth.setdefault(int(w[0]), []).append(w[1:])
+    dumps = {int(w[0]): w[1] for w in lines(out, "dump")}
+    pools = {(int(w[0]), w[1]): (int(w[2], 16), int(w[3]), int(w[4])) for w in lines(out, "pool")}
+    graph = {int(w[0]): (int(w[1]), int(w[2])) for w in lines(out, "graph")}
+    smi = {int(w[0]): int(w[1]) for w in lines(out, "smi")}
+    if sorted(dumps) != [1, 2, 3]:
+        check(name + " ran", False, f"dumps taken: {sorted(dumps)}; see {out}")
+        return
+    for phase in (1, 2, 3):
+        d = parse_dump(dumps[phase])
+        tag = f"{name} dump {phase}"
+        rows = truth.get(phase, [])
+        bad = []
+        for row in rows:
+            kind, key, size = row[0], int(row[1], 16), int(row[2])
+            if kind.startswith("vmm_physical"):
+                found = [p for p in d["phys"] if p["handle"] == key]
+                if len(found) != 1 or found[0]["size"] != size or found[0]["kind"] != kind or \
+                        (found[0]["refs"], found[0]["maps"]) != (int(row[3]), int(row[4])):
+                    bad.append(f"{kind} 0x{key:x} {size}: dump has {found}")
+            else:
+                found = [a for a in d["allocs"] if a["addr"] == key and a["kind"] == kind]
+                if len(found) != 1 or found[0]["size"] != size:
+                    bad.append(f"{kind} 0x{key:x} {size}: dump has {found}")
+        check(tag + " every allocation once, right size", not bad,
+              f"{len(rows)} held, {len(bad)} wrong" + ("; " + "; ".join(bad[:3]) if bad else ""))
+        want = {}
+        for row in rows:
+            c, b = want.get(row[0], (0, 0))
+            want[row[0]] = (c + 1, b + int(row[2]))
+        got = {k: (v[0], v[1]) for k, v in d["kinds"].items() if v[0] or k in want}
+        check(tag + " totals per kind = program's", got == want,
+              "; ".join(f"{k} {got.get(k, (0, 0))[0]}/{got.get(k, (0, 0))[1]} vs {want.get(k, (0, 0))[0]}/"
+                        f"{want.get(k, (0, 0))[1]}" for k in sorted(set(got) | set(want))) or "nothing live")
+        freed_ok = all(v[2] - v[3] == v[0] for v in d["kinds"].values())
+        check(tag + " allocs - frees = live", freed_ok,
+              "; ".join(f"{k} {v[2]}-{v[3]}={v[0]}" for k, v in d["kinds"].items() if v[2]))
+        dev = d["devices"].get(0)
+        plain = sum(int(r[2]) for r in rows if r[0] in ("device", "vmm_physical"))
+        check(tag + " device reserved = plain + VMM", dev is not None and dev["reserved"] == plain,
+              f"dump {dev and dev['reserved']}, program {plain}")
+        for which in ("default", "explicit"):
+            handle, res, used = pools[(phase, which)]
+            p = [x for x in d["pools"] if x["handle"] == handle]
+            check(f"{tag} {which} pool = driver's", len(p) == 1 and (p[0]["reserved"], p[0]["used"]) == (res, used),
+                  f"dump {[(x['reserved'], x['used']) for x in p]}, driver reserved {res} used {used}")
+        if phase in graph:
+            check(tag + " graph memory = runtime's", dev is not None and
+                  (dev["graph_reserved"], dev["graph_used"]) == graph[phase],
+                  f"dump {dev and (dev['graph_reserved'], dev['graph_used'])}, runtime {graph[phase]}")
+        if phase == 1:
+            # Which route the calls took: the runtime's names when the shared cudart made them, the
+            # driver's otherwise, and the per-thread-stream variants under --default-stream per-thread.
+            apis = sorted({(a["kind"], a["api"]) for a in d["allocs"] if a["kind"] in ("device", "managed", "async")})
+            if labels == "runtime":
+                ok = all(api.startswith("cuda") for _, api in apis)
+            elif labels == "ptsz":
+                ok = all(api.endswith("_ptsz") for kind, api in apis if kind == "async")
+            else:
+                ok = all(api.startswith("cu") and not api.startswith("cuda") for _, api in apis)
+            check(tag + " labelled by the route taken (" + labels + ")", ok and bool(apis),
+                  ", ".join(f"{k} {a}" for k, a in apis))
+            smi_check(tag, d, smi.get(phase))
+            overhead_note(tag, report(dumps[phase]))
+
+
+# ---- 3, 4, 5: PyTorch's three allocator configurations ----
+def torch_sites(rep):
+    torch, other = [], []
+    for s in rep["sites"]:
+        (torch if any("CUDACachingAllocator" in f for f in s["stack"]) else other).append(s)
+    return torch, other
+
+
+def check_torch(name, out, config):
+    rows = json_lines(out, "torch")
+    if len(rows) != 2 or not all(r["dump"] for r in rows):
+        check(name + " ran", False, f"{len(rows)} dumps; see {out}")
+        return
+    for r in rows:
+        tag = f"{name} dump {r['phase']}"
+        d = parse_dump(r["dump"])
+        rep = report(r["dump"], "--full-stacks")
+        mine, other = torch_sites(rep)
+        dev = next(x for x in rep["devices"] if x["device"] == 0)
+        if config == "default":
+            seg = sum(s["live_bytes"] for s in mine if s["kind"] == "device")
+            check(tag + " torch segments = memory_reserved()", seg == r["reserved"],
+                  f"dump {seg}, torch {r['reserved']}")
+        elif config == "expandable":
+            phys = sum(s["live_bytes"] for s in mine if s["kind"] == "vmm_physical")
+            check(tag + " torch VMM handles = memory_reserved()", phys == r["reserved"],
+                  f"dump {phys}, torch {r['reserved']}")
+            plain = d["kinds"].get("device", [0, 0])[1] + d["kinds"].get("vmm_physical", [0, 0])[1]
+            check(tag + " VA reservation not counted", rep["va_reserved"] > 0 and dev["reserved"] == plain,
+                  f"va_reserved {rep['va_reserved']}, reserved {dev['reserved']} = device+VMM {plain}")
+        else:
+            live = sum(s["live_bytes"] for s in mine if s["kind"] == "async")
+            pool = [p for p in d["pools"] if p["dev"] == 0 and p["type"] == "default"]
+            check(tag + " live async = memory_allocated()", live == r["allocated"],
+                  f"dump {live}, torch {r['allocated']}")
+            check(tag + " pool used/reserved = memory_allocated()/memory_reserved()",
+                  len(pool) == 1 and (pool[0]["used"], pool[0]["reserved"]) == (r["allocated"], r["reserved"]),
+                  f"dump {[(p['used'], p['reserved']) for p in pool]}, torch ({r['allocated']}, {r['reserved']})")
+        unnamed = [s for s in other if not s["library"]]
+        check(tag + " other allocations named by library", bool(other) and not unnamed,
+              "; ".join(f"{s['library']} {s['live_bytes']} ({s['kind']} {s['api']})" for s in other[:4]) +
+              (f"; unnamed: {[(s['kind'], s['live_bytes'], s['stack'][:3]) for s in unnamed[:3]]}" if unnamed else ""))
+        smi_check(tag, d, r["smi_mib"])
+        overhead_note(tag, rep)
+
+
+# ---- 6: CuPy's default pool ----
+def check_cupy(name, out):
+    rows = json_lines(out, "cupy")
+    if len(rows) != 1 or not rows[0]["dump"]:
+        check(name + " ran", False, f"see {out}")
+        return
+    r = rows[0]
+    rep = report(r["dump"])
+    dev = next(x for x in rep["devices"] if x["device"] == 0)
+    check(name + " reserved = MemoryPool.total_bytes()", dev["reserved"] == r["total_bytes"],
+          f"dump {dev['reserved']}, CuPy {r['version']} total {r['total_bytes']} (used {r['used_bytes']})")
+    overhead_note(name, rep)
+
+
+# ---- 8: a process that never touches CUDA ----
+def check_nocuda(name, folder):
+    bare = [r["seconds"] for r in json_lines(os.path.join(folder, "bare.txt"), "nocuda")]
+    pre = json_lines(os.path.join(folder, "preloaded.txt"), "nocuda")
+    if not bare or not pre:
+        check(name + " ran", False, f"see {folder}")
+        return
+    dumps = glob.glob(os.path.join(folder, "dumps", "*.dump"))
+    with_dev = [p for p in dumps if parse_dump(p)["devices"]]
+    check(name + " no dump with devices", dumps and not with_dev, f"{len(dumps)} dumps, {len(with_dev)} with devices")
+    check(name + " libcuda never loaded, no context", not any(r["libcuda_loaded"] or r["in_nvidia_smi"] for r in pre),
+          f"{len(pre)} runs: libcuda loaded {sum(r['libcuda_loaded'] for r in pre)}, "
+          f"listed by nvidia-smi {sum(r['in_nvidia_smi'] for r in pre)}")
+    b, p = sorted(bare)[len(bare) // 2], sorted(r["seconds"] for r in pre)[len(pre) // 2]
+    check(name + " no slowdown (median loop time within 5%)", p / b < 1.05,
+          f"bare {b * 1000:.1f} ms, preloaded {p * 1000:.1f} ms: {p / b:.3f}x over {len(pre)} interleaved runs")
+
+
+# ---- 9: dumps on signal during a two-thread PyTorch loop ----
+def check_threads(name, folder):
+    def result(f):
+        r = lines(os.path.join(folder, f), "result")
+        return tuple(r[0]) if r else None
+    bare1, bare2, pre = result("bare1.txt"), result("bare2.txt"), result("preloaded.txt")
+    check(name + " bare runs agree (the loop is deterministic)", bare1 is not None and bare1 == bare2,
+          f"{bare1} / {bare2}")
+    check(name + " results bit-identical under the library", pre is not None and pre == bare1, f"{pre}")
+    dumps = sorted(glob.glob(os.path.join(folder, "dumps", "*.dump")))
+    signal = [p for p in dumps if parse_dump(p).get("reason") == "signal"]
+    broken = []
+    for p in dumps:
+        try:
+            report(p)
+        except RuntimeError as e:
+            broken.append(str(e))
+    sent = lines(os.path.join(folder, "signals.txt"), "sent")
+    check(name + " every dump complete", len(signal) > 0 and not broken,
+          f"{sent[0][0] if sent else '?'} signals sent, {len(signal)} signal dumps, {len(dumps)} in all, "
+          f"{len(broken)} unreadable" + (f": {broken[0]}" if broken else ""))
+
+
+# ---- the examples: the README's commands ----
+def check_example(name, folder, verdict):
+    path = os.path.join(folder, "diff.json")
+    if not os.path.exists(path):
+        check(name + " ran", False, f"no diff; see {folder}")
+        return
+    with open(path) as f:
+        diff = json.load(f)
+    top = diff["sites"][0] if diff["sites"] else None
+    detail = (f"verdict {diff['verdict']}, allocated {diff['allocated_delta']:+d}, reserved {diff['reserved_delta']:+d}"
+              + (f"; top site {top['delta_bytes']:+d} {top['kind']} {top['api']} at {top['stack'][:2]}" if top else ""))
+    if verdict:
+        check(name + " verdict " + verdict, diff["verdict"] == verdict, detail)
+    else:
+        note(name, detail)
+
+
+def main():
+    global VRAMTRACE
+    folder = sys.argv[1]
+    VRAMTRACE = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "../../build/vramtrace")
+    steps = [
+        ("kinds static cudart", lambda: check_kinds("1 static cudart", f"{folder}/kinds-static/out.txt", "driver")),
+        ("kinds shared cudart", lambda: check_kinds("1 shared cudart", f"{folder}/kinds-shared/out.txt", "runtime")),
+        ("kinds -lcuda", lambda: check_kinds("1 driver -lcuda", f"{folder}/kinds-driver/out.txt", "driver")),
+        ("kinds entry point", lambda: check_kinds("1 cudaGetDriverEntryPointByVersion", f"{folder}/kinds-entry/out.txt", "driver")),
+        ("kinds ptsz", lambda: check_kinds("2 per-thread stream", f"{folder}/kinds-ptsz/out.txt", "ptsz")),
+        ("torch default", lambda: check_torch("3 torch default", f"{folder}/torch-default/out.txt", "default")),
+        ("torch expandable", lambda: check_torch("4 torch expandable", f"{folder}/torch-expandable/out.txt", "expandable")),
+        ("torch async", lambda: check_torch("5 torch cudaMallocAsync", f"{folder}/torch-async/out.txt", "async")),
+        ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
+        ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
+        ("threads", lambda: check_threads("9 two threads + signals", f"{folder}/threads")),
+        ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect")),
+        ("example torch_leak", lambda: check_example("example torch_leak.py", f"{folder}/example-torch_leak", "leak-suspect")),
+        ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", None)),
+    ]
+    for label, step in steps:
+        try:
+            step()
+        except Exception as e:  # a scenario that did not run or left garbage fails; the rest still run
+            check(label, False, f"{type(e).__name__}: {e}")
+    print(f"{results['pass']} passed, {results['fail']} failed")
+    sys.exit(1 if results["fail"] else 0)
+
+
+main()
