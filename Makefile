@@ -5,7 +5,7 @@ BUILD := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer -Iinclude -Ilib -Itools -I$(CUDA_HOME)/include
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer -Iinclude -Ilib -I$(BUILD)/lib -Itools -I$(CUDA_HOME)/include
 LIBUNWIND_SO := $(shell $(CC) -print-file-name=libunwind.so.8)
 LIBLZMA_SO := $(shell $(CC) -print-file-name=liblzma.so.5)
 LIBDW_SO := $(shell $(CC) -print-file-name=libdw.so.1)
@@ -51,6 +51,13 @@ check-deps: deps
 $(BUILD)/%.o: %.c $(wildcard lib/*.h include/*.h tools/*.h tests/*.h) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+# The bridge's Python code, built into the library as a C string.
+$(BUILD)/lib/vt_bridge_py.h: lib/vt_bridge.py
+	@mkdir -p $(dir $@)
+	{ echo '/* Generated from lib/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+$(BUILD)/lib/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
 
 # The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
 # be copied to a GPU machine that has no libunwind.

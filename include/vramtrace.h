@@ -10,12 +10,27 @@
 extern "C" {
 #endif
 
-#define VRAMTRACE_FORMAT_VERSION 1
+#define VRAMTRACE_FORMAT_VERSION 2
 
 /* Writes a dump now, in the calling thread, with reason "api". On success returns 0 and, when
  * path is not NULL, copies the dump's path into path (at most len bytes, NUL-terminated).
  * Returns -1 when no dump could be written (the reason is said once on stderr). */
 int vramtrace_dump(char *path, size_t len);
+
+/* For native caching allocators: report each block handed to the program and each one taken back,
+ * so that reports split the allocator's reserved memory (its cudaMalloc'd segments, seen anyway) into
+ * allocated and cached. ptr is the block's device address, device its ordinal, allocator a short name
+ * shown in reports (one word). Blocks get vramtrace's own call stacks. Cheap enough for every block
+ * (one stack capture and a hash insert), safe from any thread, not from a signal handler.
+ *
+ * To run with and without the library, declare them weak and call them only when present:
+ *     #pragma weak vramtrace_block_alloc
+ *     #pragma weak vramtrace_block_free
+ *     ...
+ *     if (vramtrace_block_alloc) vramtrace_block_alloc(p, size, dev, "mypool");
+ * (a preloaded libvramtrace.so then provides them), or look them up once with dlsym(RTLD_DEFAULT, ...). */
+void vramtrace_block_alloc(const void *ptr, size_t size, int device, const char *allocator);
+void vramtrace_block_free(const void *ptr);
 
 #ifdef __cplusplus
 }

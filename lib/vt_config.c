@@ -41,6 +41,16 @@ static double vt_parse_interval(const char *v)
     return 0;
 }
 
+static double vt_parse_timeout(const char *v)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (*v && !*end && d >= 0 && d <= 600)
+        return d;
+    vt_say("VRAMTRACE_BRIDGE_TIMEOUT=%s is not a number of seconds from 0 to 600 (0: no bridges); using 2", v);
+    return 2;
+}
+
 static int vt_parse_depth(const char *v)
 {
     char *end;
@@ -59,6 +69,8 @@ void vt_config_load(void)
     vt_cfg.at_exit = 1;
     vt_cfg.on_oom = 1;
     vt_cfg.depth = VT_DEPTH_DEFAULT;
+    vt_cfg.bridge_timeout = 2;
+    vt_cfg.torch_history = 1;
 
     if ((v = getenv("VRAMTRACE_DIR")) && *v) {
         if (strlen(v) >= sizeof vt_cfg.dir - 64)
@@ -76,4 +88,8 @@ void vt_config_load(void)
         vt_cfg.interval = vt_parse_interval(v);
     if ((v = getenv("VRAMTRACE_DEPTH")) && *v)
         vt_cfg.depth = vt_parse_depth(v);
+    if ((v = getenv("VRAMTRACE_BRIDGE_TIMEOUT")) && *v)
+        vt_cfg.bridge_timeout = vt_parse_timeout(v);
+    if ((v = getenv("VRAMTRACE_TORCH_HISTORY")) && *v)
+        vt_cfg.torch_history = vt_parse_bool("VRAMTRACE_TORCH_HISTORY", v, 1);
 }

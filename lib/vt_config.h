@@ -14,6 +14,8 @@ struct vt_config {
     int on_oom;
     double interval;    /* seconds; 0: off */
     int depth;          /* frames kept per stack; 0: stacks off */
+    double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
+    int torch_history;  /* switch on torch's block history once its CUDA allocator is up */
 };
 
 extern struct vt_config vt_cfg;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vramtrace.h"
+#include "vt_blocks.h"
 #include "vt_config.h"
 #include "vt_devices.h"
 #include "vt_dump.h"
@@ -120,7 +121,8 @@ static void vt_write_stacks(FILE *f, const struct vt_snapshot *s)
     free(used);
 }
 
-static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, struct vt_snapshot *s)
+static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, struct vt_snapshot *s,
+                          const char *bridge)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -166,6 +168,9 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
             fputs(" -\n", f);
     }
 
+    if (bridge)
+        fputs(bridge, f);
+
     static const struct { const char *name; size_t off; } counters[] = {
         {"unknown_frees", offsetof(struct vt_counters, unknown_frees)},
         {"unwatched_lookups", offsetof(struct vt_counters, unwatched_lookups)},
@@ -208,10 +213,12 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
         vt_devices_resolve(s->allocs, s->nallocs);
     for (size_t i = 0; i < s->nallocs; i++) {
         const struct vt_alloc *a = &s->allocs[i];
+        /* A block's API field names its allocator; its handle field is not a handle. */
+        int block = a->kind == VT_KIND_BLOCK;
         fprintf(f, "alloc 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
                 (unsigned long long)a->addr, (unsigned long long)a->size, vt_kind_name(a->kind),
-                vt_fn_name(a->api), a->device, (unsigned long long)a->stream, (unsigned long long)a->pool,
-                (unsigned long long)a->handle, (unsigned long long)a->offset, a->stack,
+                block ? vt_block_owner(a->handle) : vt_fn_name(a->api), a->device, (unsigned long long)a->stream,
+                (unsigned long long)a->pool, block ? 0ull : (unsigned long long)a->handle, (unsigned long long)a->offset, a->stack,
                 (unsigned long long)a->seq, (unsigned long long)a->time_ns, a->tid);
     }
     for (size_t i = 0; i < s->nphys; i++) {
@@ -223,7 +230,7 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
     fputs("end\n", f);
 }
 
-int vt_dump_write(enum vt_reason reason, char *path, size_t len)
+int vt_dump_write(enum vt_reason reason, const char *bridge, char *path, size_t len)
 {
     struct vt_snapshot s;
     if (vt_table_snapshot(&s) < 0) {
@@ -253,7 +260,7 @@ int vt_dump_write(enum vt_reason reason, char *path, size_t len)
         return -1;
     }
     setvbuf(f, NULL, _IOFBF, 1 << 20);
-    vt_write_body(f, reason, seq, &s);
+    vt_write_body(f, reason, seq, &s, bridge);
     vt_snapshot_free(&s);
     int bad = ferror(f);
     if (fclose(f) != 0)

@@ -8,10 +8,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "vramtrace.h"
+#include "vt_bridge.h"
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_dumper.h"
@@ -44,19 +46,29 @@ static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
 
 static int vt_dump_now(enum vt_reason reason, char *path, size_t len)
 {
+    /* The bridges run before the dump lock is taken: a thread holding the GIL may be waiting for it. */
+    char *bridge = vt_bridge_collect(reason);
     pthread_mutex_lock(&vt_dump_lock);
-    int r = vt_dump_write(reason, path, len);
+    int r = vt_dump_write(reason, bridge, path, len);
     pthread_mutex_unlock(&vt_dump_lock);
+    free(bridge);
     return r;
 }
 
 static void *vt_dumper_main(void *arg)
 {
     (void)arg;
-    int timeout = vt_cfg.interval > 0 ? (int)(vt_cfg.interval * 1000 + 0.5) : -1;
-    if (timeout == 0)
-        timeout = 1;
+    int interval = vt_cfg.interval > 0 ? (int)(vt_cfg.interval * 1000 + 0.5) : -1;
+    if (interval == 0)
+        interval = 1;
+    uint64_t next_dump = interval > 0 ? vt_now_ns() + (uint64_t)interval * 1000000u : 0;
     for (;;) {
+        int timeout = vt_bridge_history_wait_ms();
+        if (next_dump) {
+            uint64_t now = vt_now_ns();
+            int left = now >= next_dump ? 0 : (int)((next_dump - now) / 1000000u) + 1;
+            timeout = timeout < 0 || left < timeout ? left : timeout;
+        }
         struct pollfd p = {.fd = vt_pipe[0], .events = POLLIN};
         int n = poll(&p, 1, timeout);
         if (n < 0) {
@@ -65,7 +77,10 @@ static void *vt_dumper_main(void *arg)
             return NULL;
         }
         if (n == 0) {
-            vt_dump_now(VT_REASON_INTERVAL, NULL, 0);
+            if (next_dump && vt_now_ns() >= next_dump) {
+                vt_dump_now(VT_REASON_INTERVAL, NULL, 0);
+                next_dump = vt_now_ns() + (uint64_t)interval * 1000000u;
+            }
             continue;
         }
         char buf[64];
@@ -75,11 +90,14 @@ static void *vt_dumper_main(void *arg)
                 continue;
             return NULL;
         }
-        int sig = 0, oom = 0;
+        int sig = 0, oom = 0, hist = 0;
         for (ssize_t i = 0; i < got; i++) {
             sig |= buf[i] == 's';
             oom |= buf[i] == 'o';
+            hist |= buf[i] == 'h';
         }
+        if (hist)
+            vt_bridge_history_work();
         if (oom) {
             atomic_store(&vt_oom_pending, 0);
             vt_dump_now(VT_REASON_OOM, NULL, 0);
@@ -143,6 +161,15 @@ void vt_dumper_request_oom(void)
     errno = saved;
 }
 
+void vt_dumper_request_history(void)
+{
+    int saved = errno;
+    char b = 'h';
+    if (vt_pipe[1] < 0 || write(vt_pipe[1], &b, 1) < 0)
+        atomic_store(&vt_bridge_history_state, 0); /* asked again at a later allocation */
+    errno = saved;
+}
+
 int vramtrace_dump(char *path, size_t len)
 {
     if (!atomic_load(&vt_ready))
@@ -187,6 +214,7 @@ __attribute__((constructor)) static void vt_init(void)
     int saved = errno;
     vt_real_dlsym_resolve();
     vt_config_load();
+    vt_bridge_init();
     vt_dump_init();
     vt_stack_init();
     vt_start_dumper();

@@ -4,5 +4,7 @@
 
 /* Asks the dumper thread for an OOM dump (coalesced while one is pending). */
 void vt_dumper_request_oom(void);
+/* Asks the dumper thread to see about torch's block history (lib/vt_bridge.c). */
+void vt_dumper_request_history(void);
 
 #endif

@@ -34,6 +34,9 @@
     X(cudaMallocFromPoolAsync) X(cudaMallocFromPoolAsync_ptsz) \
     X(cudaFreeAsync) X(cudaFreeAsync_ptsz)
 
+/* vramtrace's own public hooks, counted like the calls above (include/vramtrace.h). */
+#define VT_PUBLIC_HOOKS(X) X(vramtrace_block_alloc) X(vramtrace_block_free)
+
 #define VT_ENUM_ITEM(n) VT_FN_##n,
 enum vt_fn {
     VT_DRIVER_WRAPPED(VT_ENUM_ITEM)
@@ -43,11 +46,14 @@ enum vt_fn {
     VT_FN_DRIVER_END,
     VT_FN_RUNTIME_BEGIN = VT_FN_DRIVER_END - 1,
     VT_RUNTIME_WRAPPED(VT_ENUM_ITEM)
+    VT_FN_RUNTIME_END,
+    VT_FN_HOOKS_BEGIN = VT_FN_RUNTIME_END - 1,
+    VT_PUBLIC_HOOKS(VT_ENUM_ITEM)
     VT_FN_COUNT
 };
 #undef VT_ENUM_ITEM
 
-#define VT_FN_IS_RUNTIME(f) ((f) > VT_FN_RUNTIME_BEGIN)
+#define VT_FN_IS_RUNTIME(f) ((f) > VT_FN_RUNTIME_BEGIN && (f) < VT_FN_RUNTIME_END)
 
 /* The exact name of an entry point, as exported. */
 const char *vt_fn_name(enum vt_fn f);

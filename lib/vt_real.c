@@ -18,6 +18,7 @@ void *(*vt_real_dlsym)(void *, const char *);
 static const char *const vt_names[VT_FN_COUNT] = {
 #define VT_NAME_ITEM(n) [VT_FN_##n] = #n,
     VT_DRIVER_WRAPPED(VT_NAME_ITEM) VT_DRIVER_HELPERS(VT_NAME_ITEM) VT_RUNTIME_WRAPPED(VT_NAME_ITEM)
+    VT_PUBLIC_HOOKS(VT_NAME_ITEM)
 #undef VT_NAME_ITEM
 };
 

@@ -29,6 +29,7 @@ static struct vt_oom vt_last_oom;
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
+    "block",
 };
 
 const char *vt_kind_name(enum vt_kind k)
@@ -46,7 +47,7 @@ uint64_t vt_now_ns(void)
 /* Address spaces inside the one table: memory, mappings, reservations never collide. */
 static uint64_t vt_space_of(enum vt_kind k)
 {
-    return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : 0;
+    return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : k == VT_KIND_BLOCK ? 3 : 0;
 }
 
 static int vt_counts_reserved(enum vt_kind k)

@@ -20,6 +20,7 @@ enum vt_kind {
     VT_KIND_VA,       /* cuMemAddressReserve: address space, not memory */
     VT_KIND_PHYS,     /* cuMemCreate on a device */
     VT_KIND_PHYS_HOST,/* cuMemCreate on HOST or HOST_NUMA */
+    VT_KIND_BLOCK,    /* a native caching allocator's block (vramtrace_block_alloc): inside memory above */
     VT_KIND_COUNT
 };
 
@@ -31,7 +32,7 @@ struct vt_alloc {
     uint64_t size;
     uint64_t stream;
     uint64_t pool;   /* async: the pool it came from, 0 for the device's current pool */
-    uint64_t handle; /* vmm_map: the physical handle mapped */
+    uint64_t handle; /* vmm_map: the physical handle mapped; block: its allocator (vt_block_owner) */
     uint64_t offset; /* vmm_map: offset into the handle */
     uint64_t seq;
     uint64_t time_ns;

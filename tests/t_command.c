@@ -47,7 +47,7 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":5242880,\"cached\":null") != NULL, "report --json: device figures, unknown is null");
     ok(strstr(r.out, "\"process_used\":319815680") && strstr(r.out, "\"overhead\":314572800"),
        "report --json: process used and overhead in bytes");
-    ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"library\":null,\"live_count\":3,\"live_bytes\":3145728") != NULL,
+    ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"library\":null,\"class\":\"allocated\",\"live_count\":3,\"live_bytes\":3145728") != NULL,
        "report --json: the leak site's count and bytes");
     ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");
     run_free(&r);
@@ -349,7 +349,7 @@ static void test_library(void)
        "memory a CUDA library takes for itself is named by the library");
     run_free(&r);
     cmd(&r, "report", p, "--json", NULL, NULL);
-    ok(strstr(r.out, "\"library\":\"cuBLAS\",\"live_count\":1,\"live_bytes\":4567890") != NULL, "and in JSON");
+    ok(strstr(r.out, "\"library\":\"cuBLAS\",\"class\":\"allocated\",\"live_count\":1,\"live_bytes\":4567890") != NULL, "and in JSON");
     run_free(&r);
     run_free(&prog);
 }

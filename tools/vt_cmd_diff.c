@@ -24,9 +24,13 @@ static const struct vt_site *vt_any(const struct vt_change *c)
     return c->new ? c->new : c->old;
 }
 
+/* Allocated sites first (what a leak is made of), then segments and cache; each by growth. */
 static int vt_change_cmp(const void *a, const void *b)
 {
     const struct vt_change *x = a, *y = b;
+    int rx = vt_any(x)->role != VT_ROLE_ALLOCATED, ry = vt_any(y)->role != VT_ROLE_ALLOCATED;
+    if (rx != ry)
+        return rx - ry;
     if (x->delta_bytes != y->delta_bytes)
         return x->delta_bytes < y->delta_bytes ? 1 : -1;
     return strcmp(vt_any(x)->key, vt_any(y)->key);
@@ -116,21 +120,21 @@ int vt_cmd_diff(int argc, char **argv)
         const struct vt_site *n = &m[1].sites[i], *o = vt_model_find(&m[0], n->key);
         int64_t db = (int64_t)n->bytes - (int64_t)(o ? o->bytes : 0);
         int64_t dc = (int64_t)n->count - (int64_t)(o ? o->count : 0);
-        if (n->is_pool && !db)
+        if (n->role == VT_ROLE_CACHE && !db)
             continue; /* a pool's cache that did not change is no news, even where the other dump has no pools */
         if (db || dc || !o)
             ch[nc++] = (struct vt_change){o, n, db, dc};
     }
     for (size_t i = 0; i < m[0].nsites; i++) {
         const struct vt_site *o = &m[0].sites[i];
-        if (!vt_model_find(&m[1], o->key) && !(o->is_pool && !o->bytes))
+        if (!vt_model_find(&m[1], o->key) && !(o->role == VT_ROLE_CACHE && !o->bytes))
             ch[nc++] = (struct vt_change){o, NULL, -(int64_t)o->bytes, -(int64_t)o->count};
     }
     qsort(ch, nc, sizeof *ch, vt_change_cmp);
 
     const struct vt_change *top = NULL;
     for (size_t i = 0; i < nc && !top; i++)
-        if (ch[i].delta_bytes > 0 && !vt_any(&ch[i])->is_pool)
+        if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED)
             top = &ch[i];
     const char *verdict = alloc_total > 0 && top ? "leak-suspect"
                           : res_total > 0        ? "cache-growth"
@@ -161,7 +165,7 @@ int vt_cmd_diff(int argc, char **argv)
             vt_json_str(stdout, s->api);
             printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
                    "\"delta_count\":%lld}",
-                   s->is_pool ? "cache" : "allocated", vt_status(&ch[i]),
+                   vt_site_class(s), vt_status(&ch[i]),
                    (unsigned long long)(ch[i].old ? ch[i].old->bytes : 0),
                    (unsigned long long)(ch[i].new ? ch[i].new->bytes : 0), (long long)ch[i].delta_bytes,
                    (long long)ch[i].delta_count);
@@ -198,9 +202,10 @@ int vt_cmd_diff(int argc, char **argv)
             vt_human_delta(ch[i].delta_bytes, a, sizeof a);
             vt_human(ch[i].new->bytes, b, sizeof b);
             char blocks[32] = "";
-            if (!s->is_pool)
-                snprintf(blocks, sizeof blocks, "%+lld blocks", (long long)ch[i].delta_count);
-            printf("%12s %-11s %-9s %s (%s), now %s%s\n", a, blocks, s->is_pool ? "cache" : "allocated", s->kind,
+            if (s->role != VT_ROLE_CACHE)
+                snprintf(blocks, sizeof blocks, "%+lld %s", (long long)ch[i].delta_count,
+                         s->role == VT_ROLE_SEGMENT ? "segs" : "blocks");
+            printf("%12s %-11s %-9s %s (%s), now %s%s\n", a, blocks, vt_site_class(s), s->kind,
                    s->api, b, ch[i].old ? "" : "  [new]");
             for (uint32_t f = 0; f < s->nframes && (full || f < 8); f++)
                 printf("               %s\n", s->frames[f]);
@@ -215,7 +220,7 @@ int vt_cmd_diff(int argc, char **argv)
             if (!vanished++)
                 printf("\nsites that vanished:\n");
             vt_human_delta(ch[i].delta_bytes, a, sizeof a);
-            printf("%12s %-9s %s (%s)  [vanished]  %s\n", a, s->is_pool ? "cache" : "allocated", s->kind, s->api,
+            printf("%12s %-9s %s (%s)  [vanished]  %s\n", a, vt_site_class(s), s->kind, s->api,
                    s->nframes ? s->frames[0] : "");
         }
         if (shrank > vanished)

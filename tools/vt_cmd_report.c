@@ -22,7 +22,77 @@ struct vt_report_opts {
 
 static int vt_site_shown(const struct vt_report_opts *o, const struct vt_site *s)
 {
-    return !s->is_pool && (o->device == -2 || s->device == o->device);
+    return s->role != VT_ROLE_CACHE && (o->device == -2 || s->device == o->device);
+}
+
+static double vt_us(uint64_t ns)
+{
+    return (double)ns / 1e3;
+}
+
+/* One caching allocator's memory on the device, as its view tells it (vt_views.c). */
+static void vt_view_text(const struct vt_view *w)
+{
+    char a[32], b[32], c[32];
+    vt_human(w->reserved == VT_DF_UNKNOWN ? 0 : w->reserved, a, sizeof a);
+    vt_human(w->allocated, b, sizeof b);
+    printf("  %-13s %s allocator: reserved %s", w->name, w->backend, w->reserved == VT_DF_UNKNOWN ? "unknown" : a);
+    if (w->segments)
+        printf(" in %llu segment%s", (unsigned long long)w->segments, w->segments == 1 ? "" : "s");
+    printf(", allocated %s", b);
+    if (w->blocks)
+        printf(" in %llu block%s", (unsigned long long)w->blocks, w->blocks == 1 ? "" : "s");
+    if (w->blocks_nostack)
+        printf(" (%llu without a stack)", (unsigned long long)w->blocks_nostack);
+    putchar('\n');
+    if (w->reserved != VT_DF_UNKNOWN && w->reserved >= w->allocated) {
+        vt_human(w->reserved - w->allocated, a, sizeof a);
+        printf("  %-13s cached %s", "", a);
+        if (w->releasable != VT_DF_UNKNOWN) {
+            vt_human(w->releasable, b, sizeof b);
+            printf(": releasable %s", b);
+        }
+        if (w->fragmented != VT_DF_UNKNOWN) {
+            vt_human(w->fragmented, c, sizeof c);
+            printf(", fragmented %s", c);
+        }
+        if (w->pending_free) {
+            vt_human(w->pending_free, c, sizeof c);
+            printf(", pending free %s", c);
+        }
+        putchar('\n');
+    }
+    if (w->own_allocated != VT_DF_UNKNOWN || w->own_reserved != VT_DF_UNKNOWN) {
+        vt_human(w->own_allocated == VT_DF_UNKNOWN ? 0 : w->own_allocated, a, sizeof a);
+        vt_human(w->own_reserved == VT_DF_UNKNOWN ? 0 : w->own_reserved, b, sizeof b);
+        int same = w->own_allocated == w->allocated && w->own_reserved == w->reserved;
+        printf("  %-13s its own totals: allocated %s, reserved %s%s\n", "", a, b,
+               same ? " (the same)" : " (they differ: see the cross-check)");
+    }
+    if (w->segments && strcmp(w->backend, "cudaMallocAsync"))
+        printf("  %-13s cross-check: %llu of %llu segments are driver allocations vramtrace holds%s\n", "",
+               (unsigned long long)w->matched, (unsigned long long)w->segments,
+               w->unmatched ? "; the others are not counted in allocated" : "");
+}
+
+static void vt_bridges_text(const struct vt_dumpfile *d)
+{
+    const struct vt_df_python *py = &d->python;
+    if (!py->present)
+        return;
+    printf("\nbridges (this process hosts Python)\n");
+    printf("  %-13s %s", "interpreter", py->status);
+    if (!strcmp(py->status, "ok"))
+        printf(": waited %.0f µs for the GIL, ran %.0f µs", vt_us(py->wait_ns), vt_us(py->run_ns));
+    if (py->detail)
+        printf(": %s", py->detail);
+    putchar('\n');
+    for (size_t i = 0; i < d->nbridges; i++)
+        printf("  %-13s %s%s%s\n", d->bridges[i].name, d->bridges[i].status, d->bridges[i].detail ? ": " : "",
+               d->bridges[i].detail ? d->bridges[i].detail : "");
+    if (py->history[0])
+        printf("  %-13s torch's block history %s%s%s\n", "history", py->history, py->history_detail ? ": " : "",
+               py->history_detail ? py->history_detail : "");
 }
 
 static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
@@ -67,9 +137,12 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
             vt_fig("cached", v->cached, NULL);
         }
         if (v->cached != VT_DF_UNKNOWN) {
-            vt_fig("  releasable", v->releasable, "(the pools do not say)");
-            vt_fig("  fragmented", v->fragmented, "(the pools do not say)");
+            vt_fig("  releasable", v->releasable, v->has_views ? "(an allocator's view does not say)" : "(the pools do not say)");
+            vt_fig("  fragmented", v->fragmented, v->has_views ? "(an allocator's view does not say)" : "(the pools do not say)");
         }
+        for (size_t i = 0; i < m->views.n; i++)
+            if (m->views.v[i].device == v->device)
+                vt_view_text(&m->views.v[i]);
         vt_fig("managed", v->managed, NULL);
         if (v->total != VT_DF_UNKNOWN && v->free != VT_DF_UNKNOWN) {
             char b[32];
@@ -84,13 +157,20 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         vt_human(m->va_reserved, a, sizeof a);
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
     }
+    vt_bridges_text(d);
     int is_exit = !strcmp(d->reason, "exit");
-    printf("\n%s:\n", is_exit ? "leaks: live at exit, by call site" : "top call sites by live bytes");
+    /* Allocated memory by call site first; the caching allocators' segments after, apart: their
+     * allocated part is already listed under their blocks' sites. */
+    for (int segs = 0; segs < 2; segs++) {
     long shown = 0;
     for (size_t i = 0; i < m->nsites && shown < o->top; i++) {
         const struct vt_site *s = &m->sites[i];
-        if (!vt_site_shown(o, s))
+        if (!vt_site_shown(o, s) || (s->role == VT_ROLE_SEGMENT) != segs)
             continue;
+        if (!shown && segs)
+            printf("\ncaching allocators' segments (reserved; what is allocated in them is listed above by block):\n");
+        else if (!shown)
+            printf("\n%s:\n", is_exit ? "leaks: live at exit, by call site" : "top call sites by live bytes");
         shown++;
         vt_human(s->bytes, a, sizeof a);
         printf("%11s in %llu × %s (%s)", a, (unsigned long long)s->count, s->kind, s->api);
@@ -107,8 +187,9 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         if (!s->nframes)
             printf("             (no stack recorded)\n");
     }
-    if (!shown)
-        printf("  none\n");
+    if (!shown && !segs)
+        printf("\n%s:\n  none\n", is_exit ? "leaks: live at exit, by call site" : "top call sites by live bytes");
+    }
 }
 
 static void vt_json_site(FILE *f, const struct vt_site *s)
@@ -124,7 +205,8 @@ static void vt_json_site(FILE *f, const struct vt_site *s)
         vt_json_str(f, s->library);
     else
         fputs("null", f);
-    fprintf(f, ",\"live_count\":%llu,\"live_bytes\":%llu}", (unsigned long long)s->count, (unsigned long long)s->bytes);
+    fprintf(f, ",\"class\":\"%s\",\"live_count\":%llu,\"live_bytes\":%llu}", vt_site_class(s),
+            (unsigned long long)s->count, (unsigned long long)s->bytes);
 }
 
 static void vt_json_sites(const struct vt_report_opts *o, const struct vt_model *m)
@@ -168,10 +250,61 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
             vt_json_u64(f, vals[i]);
         }
         /* Pinned host memory belongs to the process, not to a device: see the top-level key. */
-        fputs(",\"host_pinned\":null}", f);
+        fputs(",\"host_pinned\":null,\"allocators\":[", f);
+        int nv = 0;
+        for (size_t i = 0; i < m->views.n; i++) {
+            const struct vt_view *w = &m->views.v[i];
+            if (w->device != v->device)
+                continue;
+            fprintf(f, "%s{\"name\":", nv++ ? "," : "");
+            vt_json_str(f, w->name);
+            fputs(",\"backend\":", f);
+            vt_json_str(f, w->backend);
+            static const char *const vk[] = {"reserved", "allocated", "releasable", "fragmented", "pending_free",
+                                             "own_allocated", "own_reserved"};
+            const uint64_t vv[] = {w->reserved, w->allocated, w->releasable, w->fragmented, w->pending_free,
+                                   w->own_allocated, w->own_reserved};
+            for (size_t k = 0; k < sizeof vk / sizeof vk[0]; k++) {
+                fprintf(f, ",\"%s\":", vk[k]);
+                vt_json_u64(f, vv[k]);
+            }
+            fprintf(f, ",\"segments\":%llu,\"blocks\":%llu,\"blocks_without_stack\":%llu,\"segments_matched\":%llu,"
+                       "\"segments_unmatched\":%llu,\"source\":",
+                    (unsigned long long)w->segments, (unsigned long long)w->blocks, (unsigned long long)w->blocks_nostack,
+                    (unsigned long long)w->matched, (unsigned long long)w->unmatched);
+            vt_json_str(f, w->source ? w->source : "");
+            fputc('}', f);
+        }
+        fputs("]}", f);
     }
-    fprintf(f, "],\"host_pinned\":%llu,\"va_reserved\":%llu,\"sites\":", (unsigned long long)m->host_pinned,
+    fprintf(f, "],\"host_pinned\":%llu,\"va_reserved\":%llu,\"python\":", (unsigned long long)m->host_pinned,
             (unsigned long long)m->va_reserved);
+    const struct vt_df_python *py = &d->python;
+    if (py->present) {
+        fputs("{\"status\":", f);
+        vt_json_str(f, py->status);
+        fprintf(f, ",\"gil_wait_ns\":%llu,\"run_ns\":%llu,\"detail\":", (unsigned long long)py->wait_ns,
+                (unsigned long long)py->run_ns);
+        vt_json_str_or_null(f, py->detail);
+        fputs(",\"torch_history\":", f);
+        vt_json_str_or_null(f, py->history[0] ? py->history : NULL);
+        fputs(",\"torch_history_detail\":", f);
+        vt_json_str_or_null(f, py->history_detail);
+        fputs(",\"bridges\":[", f);
+        for (size_t i = 0; i < d->nbridges; i++) {
+            fprintf(f, "%s{\"name\":", i ? "," : "");
+            vt_json_str(f, d->bridges[i].name);
+            fputs(",\"status\":", f);
+            vt_json_str(f, d->bridges[i].status);
+            fputs(",\"detail\":", f);
+            vt_json_str_or_null(f, d->bridges[i].detail);
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\"sites\":", f);
     vt_json_sites(o, m);
     if (!strcmp(d->reason, "exit")) {
         fputs(",\"leaks\":", f);

@@ -122,8 +122,8 @@ int vt_cmd_trend(int argc, char **argv)
 
     int leak = 0, cache = 0;
     for (size_t i = 0; i < ns; i++) {
-        leak |= se[i].monotonic && !se[i].site->is_pool;
-        cache |= se[i].monotonic && se[i].site->is_pool;
+        leak |= se[i].monotonic && se[i].site->role == VT_ROLE_ALLOCATED;
+        cache |= se[i].monotonic && se[i].site->role != VT_ROLE_ALLOCATED;
     }
     uint64_t res_first = 0, res_last = 0;
     int res_monotonic = 1;
@@ -159,7 +159,7 @@ int vt_cmd_trend(int argc, char **argv)
             vt_json_str(stdout, se[i].site->kind);
             printf(",\"api\":");
             vt_json_str(stdout, se[i].site->api);
-            printf(",\"class\":\"%s\",\"bytes\":[", se[i].site->is_pool ? "cache" : "allocated");
+            printf(",\"class\":\"%s\",\"bytes\":[", vt_site_class(se[i].site));
             for (int k = 0; k < n; k++)
                 printf("%s%llu", k ? "," : "", (unsigned long long)se[i].bytes[k]);
             printf("],\"monotonic\":%s,\"rate_bytes_per_min\":%.0f}", se[i].monotonic ? "true" : "false", se[i].rate);
@@ -173,7 +173,7 @@ int vt_cmd_trend(int argc, char **argv)
             if (!shown++)
                 printf("\nsites that grew in every interval:\n");
             vt_human_delta((int64_t)se[i].rate, a, sizeof a);
-            printf("%12s/min  %-9s %s (%s):", a, se[i].site->is_pool ? "cache" : "allocated", se[i].site->kind,
+            printf("%12s/min  %-9s %s (%s):", a, vt_site_class(se[i].site), se[i].site->kind,
                    se[i].site->api);
             for (int k = 0; k < n; k++) {
                 vt_human(se[i].bytes[k], a, sizeof a);

@@ -127,7 +127,7 @@ static void vt_df_split(struct vt_df_parser *p, char *s, int max)
 }
 
 static const char *const vt_df_alloc_kinds[] = {"device", "managed", "host_pinned", "async", "vmm_map",
-                                                "va_reserved", NULL};
+                                                "va_reserved", "block", NULL};
 static const char *const vt_df_phys_kinds[] = {"vmm_physical", "vmm_physical_host", NULL};
 
 static int vt_df_known_kind(const char *k, const char *const *set)
@@ -140,7 +140,154 @@ static int vt_df_known_kind(const char *k, const char *const *set)
 
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
+    size_t bridges, allocators, segments, blocks, pyframes, pystacks;
 };
+
+/* Records that end in free text, and how many fields come before it. */
+static int vt_df_text_fields(const char *line)
+{
+    static const struct { const char *prefix; int fields; } text[] = {
+        {"exe ", 1}, {"module ", 6}, {"python ", 4}, {"history ", 3}, {"bridge ", 3}, {"pyframe ", 4},
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+        if (!strncmp(line, text[i].prefix, strlen(text[i].prefix)))
+            return text[i].fields;
+    return VT_DF_MAX_FIELDS;
+}
+
+/* The free text of a record, NULL for none ("-" or nothing). */
+static int vt_df_rest(struct vt_df_parser *p, char **out)
+{
+    *out = NULL;
+    if (!p->rest || !strcmp(p->rest, "-"))
+        return 0;
+    return (*out = strdup(p->rest)) ? 0 : vt_df_fail(p, "out of memory");
+}
+
+/* The records of the caching-allocator bridges. Returns 1 for a record that is not one of them. */
+static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    const char *key = p->field[0];
+    if (!strcmp(key, "python")) {
+        struct vt_df_python *v = &d->python;
+        if (v->present)
+            return vt_df_fail(p, "a second 'python' record");
+        if (p->nf != 4 || vt_df_word(p, 1, v->status, sizeof v->status) < 0 || vt_df_u64(p, 2, &v->wait_ns, 0) < 0 ||
+            vt_df_u64(p, 3, &v->run_ns, 0) < 0)
+            return p->nf != 4 ? vt_df_fail(p, "'python' record needs a status, two times and a detail") : -1;
+        v->present = 1;
+        return vt_df_rest(p, &v->detail);
+    }
+    if (!strcmp(key, "history")) {
+        struct vt_df_python *v = &d->python;
+        if (p->nf != 3 || strcmp(p->field[1], "torch") || vt_df_word(p, 2, v->history, sizeof v->history) < 0)
+            return p->nf != 3 || strcmp(p->field[1], "torch") ? vt_df_fail(p, "'history' record must be 'history torch STATE [DETAIL]'") : -1;
+        free(v->history_detail);
+        return vt_df_rest(p, &v->history_detail);
+    }
+    if (!strcmp(key, "bridge")) {
+        VT_DF_GROW(d->bridges, d->nbridges, cap->bridges);
+        struct vt_df_bridge *v = &d->bridges[d->nbridges];
+        memset(v, 0, sizeof *v);
+        if (p->nf != 3)
+            return vt_df_fail(p, "'bridge' record needs a name, a status and a detail");
+        if (vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_word(p, 2, v->status, sizeof v->status) < 0 ||
+            vt_df_rest(p, &v->detail) < 0)
+            return -1;
+        d->nbridges++;
+        return 0;
+    }
+    if (!strcmp(key, "allocator")) {
+        VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
+        struct vt_df_allocator *v = &d->allocators[d->nallocators];
+        if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+            vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_word(p, 3, v->backend, sizeof v->backend) < 0 ||
+            vt_df_u64(p, 4, &v->allocated, 1) < 0 || vt_df_u64(p, 5, &v->reserved, 1) < 0)
+            return -1;
+        d->nallocators++;
+        return 0;
+    }
+    if (!strcmp(key, "segment")) {
+        VT_DF_GROW(d->segments, d->nsegments, cap->segments);
+        struct vt_df_segment *v = &d->segments[d->nsegments];
+        memset(v, 0, sizeof *v);
+        if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+            vt_df_int(p, 3, &v->device, -1, 1023) < 0 || vt_df_word(p, 4, v->allocator, sizeof v->allocator) < 0 ||
+            vt_df_word(p, 5, v->type, sizeof v->type) < 0 || vt_df_word(p, 6, v->pool, sizeof v->pool) < 0)
+            return -1;
+        if (strcmp(p->field[7], "expandable") && strcmp(p->field[7], "fixed"))
+            return vt_df_fail(p, "segment must be expandable or fixed, not '%s'", p->field[7]);
+        if (v->addr + v->size < v->addr)
+            return vt_df_fail(p, "segment runs past the end of the address space");
+        v->expandable = !strcmp(p->field[7], "expandable");
+        v->line = p->line;
+        v->first_block = d->nblocks;
+        d->nsegments++;
+        return 0;
+    }
+    if (!strcmp(key, "block")) {
+        static const char *const states[] = {"active_allocated", "active_pending_free", "inactive"};
+        VT_DF_GROW(d->blocks, d->nblocks, cap->blocks);
+        struct vt_df_block *v = &d->blocks[d->nblocks];
+        if (!d->nsegments)
+            return vt_df_fail(p, "a block before any segment");
+        if (vt_df_nfields(p, 6) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+            vt_df_u64(p, 3, &v->requested, 0) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+            return -1;
+        for (v->state = 0; v->state < 3 && strcmp(states[v->state], p->field[4]); v->state++)
+            ;
+        if (v->state == 3)
+            return vt_df_fail(p, "unknown block state '%s'", p->field[4]);
+        struct vt_df_segment *seg = &d->segments[d->nsegments - 1];
+        if (v->addr < seg->addr || v->size > seg->size || v->addr - seg->addr > seg->size - v->size)
+            return vt_df_fail(p, "block 0x%llx (%llu bytes) is not inside its segment 0x%llx (%llu bytes)",
+                              (unsigned long long)v->addr, (unsigned long long)v->size,
+                              (unsigned long long)seg->addr, (unsigned long long)seg->size);
+        v->line = p->line;
+        v->segment = d->nsegments - 1;
+        seg->nblocks++;
+        d->nblocks++;
+        return 0;
+    }
+    if (!strcmp(key, "pyframe")) {
+        VT_DF_GROW(d->pyframes, d->npyframes, cap->pyframes);
+        struct vt_df_pyframe *v = &d->pyframes[d->npyframes];
+        memset(v, 0, sizeof *v);
+        if (p->nf != 4 || !p->rest)
+            return vt_df_fail(p, "'pyframe' record needs an id, a line, a function and a file");
+        if (vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->line) < 0)
+            return -1;
+        if (!v->id)
+            return vt_df_fail(p, "pyframe id 0 is reserved");
+        if (!(v->func = strdup(p->field[3])) || !(v->file = strdup(p->rest))) {
+            free(v->func);
+            return vt_df_fail(p, "out of memory");
+        }
+        d->npyframes++;
+        return 0;
+    }
+    if (!strcmp(key, "pystack")) {
+        VT_DF_GROW(d->pystacks, d->npystacks, cap->pystacks);
+        struct vt_df_pystack *v = &d->pystacks[d->npystacks];
+        if (p->nf < 3 || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
+            return p->nf < 3 ? vt_df_fail(p, "'pystack' record needs an id and a frame count") : -1;
+        if (!v->id)
+            return vt_df_fail(p, "pystack id 0 is reserved");
+        if (v->n == 0 || (int)v->n != p->nf - 3)
+            return vt_df_fail(p, "pystack %u says %u frames but has %d", v->id, v->n, p->nf - 3);
+        v->line = p->line;
+        if (!(v->frames = malloc(v->n * sizeof *v->frames)))
+            return vt_df_fail(p, "out of memory");
+        for (uint32_t i = 0; i < v->n; i++)
+            if (vt_df_u32(p, 3 + (int)i, &v->frames[i]) < 0) {
+                free(v->frames);
+                return -1;
+            }
+        d->npystacks++;
+        return 0;
+    }
+    return 1;
+}
 
 static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const char *key, int *seen)
 {
@@ -192,6 +339,8 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     const char *key = p->field[0];
     int r = vt_df_header(p, d, key, seen);
     if (r <= 0)
+        return r;
+    if ((r = vt_df_bridge_record(p, d, cap)) <= 0)
         return r;
     if (!strcmp(key, "exe")) {
         if (p->nf != 1 || !p->rest)
@@ -357,6 +506,18 @@ static int vt_frame_cmp(const void *a, const void *b)
     return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
+static int vt_pyframe_cmp(const void *a, const void *b)
+{
+    const struct vt_df_pyframe *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int vt_pystack_cmp(const void *a, const void *b)
+{
+    const struct vt_df_pystack *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 /* After the last line: index stacks and frames for look-ups, and check what refers to what. */
 static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
 {
@@ -378,6 +539,26 @@ static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
         if (d->phys[i].stack && !vt_df_stack(d, d->phys[i].stack)) {
             p->line = d->phys[i].line;
             return vt_df_fail(p, "refers to stack %u, which the dump does not have", d->phys[i].stack);
+        }
+    if (d->npyframes)
+        qsort(d->pyframes, d->npyframes, sizeof *d->pyframes, vt_pyframe_cmp);
+    if (d->npystacks)
+        qsort(d->pystacks, d->npystacks, sizeof *d->pystacks, vt_pystack_cmp);
+    for (size_t i = 1; i < d->npyframes; i++)
+        if (d->pyframes[i].id == d->pyframes[i - 1].id)
+            return vt_df_fail(p, "pyframe %u is defined twice", d->pyframes[i].id);
+    for (size_t i = 0; i < d->npystacks; i++) {
+        p->line = d->pystacks[i].line;
+        if (i && d->pystacks[i].id == d->pystacks[i - 1].id)
+            return vt_df_fail(p, "pystack %u is defined twice", d->pystacks[i].id);
+        for (uint32_t j = 0; j < d->pystacks[i].n; j++)
+            if (!vt_df_pyframe(d, d->pystacks[i].frames[j]))
+                return vt_df_fail(p, "refers to pyframe %u, which the dump does not have", d->pystacks[i].frames[j]);
+    }
+    for (size_t i = 0; i < d->nblocks; i++)
+        if (d->blocks[i].pystack && !vt_df_pystack(d, d->blocks[i].pystack)) {
+            p->line = d->blocks[i].line;
+            return vt_df_fail(p, "refers to pystack %u, which the dump does not have", d->blocks[i].pystack);
         }
     return 0;
 }
@@ -407,7 +588,7 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
             break;
         }
         /* Records that end in free text (a path) are split only up to it. */
-        int max = !strncmp(line, "exe ", 4) ? 1 : !strncmp(line, "module ", 7) ? 6 : VT_DF_MAX_FIELDS;
+        int max = vt_df_text_fields(line);
         vt_df_split(&p, line, max);
         if (p.line == 1) {
             if (p.nf != 2 || strcmp(p.field[0], "vramtrace-dump")) {
@@ -472,6 +653,22 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->frames);
     free(d->allocs);
     free(d->phys);
+    free(d->python.detail);
+    free(d->python.history_detail);
+    for (size_t i = 0; i < d->nbridges; i++)
+        free(d->bridges[i].detail);
+    free(d->bridges);
+    free(d->allocators);
+    free(d->segments);
+    free(d->blocks);
+    for (size_t i = 0; i < d->npyframes; i++) {
+        free(d->pyframes[i].func);
+        free(d->pyframes[i].file);
+    }
+    free(d->pyframes);
+    for (size_t i = 0; i < d->npystacks; i++)
+        free(d->pystacks[i].frames);
+    free(d->pystacks);
     memset(d, 0, sizeof *d);
 }
 
@@ -509,5 +706,25 @@ const struct vt_df_kind *vt_df_kind(const struct vt_dumpfile *d, const char *nam
     for (size_t i = 0; i < d->nkinds; i++)
         if (!strcmp(d->kinds[i].name, name))
             return &d->kinds[i];
+    return NULL;
+}
+
+const struct vt_df_pystack *vt_df_pystack(const struct vt_dumpfile *d, uint32_t id)
+{
+    struct vt_df_pystack key = {.id = id};
+    return d->npystacks ? bsearch(&key, d->pystacks, d->npystacks, sizeof key, vt_pystack_cmp) : NULL;
+}
+
+const struct vt_df_pyframe *vt_df_pyframe(const struct vt_dumpfile *d, uint32_t id)
+{
+    struct vt_df_pyframe key = {.id = id};
+    return d->npyframes ? bsearch(&key, d->pyframes, d->npyframes, sizeof key, vt_pyframe_cmp) : NULL;
+}
+
+const struct vt_df_module *vt_df_module_of(const struct vt_dumpfile *d, uint64_t pc)
+{
+    for (size_t i = 0; i < d->nmodules; i++)
+        if (pc >= d->modules[i].lo && pc < d->modules[i].hi)
+            return &d->modules[i];
     return NULL;
 }

@@ -87,6 +87,60 @@ struct vt_df_oom {
     char api[48];
 };
 
+/* What the bridges wrote (docs/FORMAT.md, "Caching allocators"). */
+struct vt_df_python {
+    int present;
+    char status[16];       /* ok, timeout, busy, finalizing, skipped, error */
+    uint64_t wait_ns, run_ns;
+    char *detail;          /* NULL for none */
+    char history[16];      /* torch's block history: on, off, later, waiting */
+    char *history_detail;
+};
+
+struct vt_df_bridge {
+    char name[24];
+    char status[16]; /* ok, absent, error */
+    char *detail;
+};
+
+struct vt_df_allocator {
+    char name[24];
+    int device;
+    char backend[32];
+    uint64_t allocated, reserved; /* the allocator's own totals; VT_DF_UNKNOWN when not given */
+};
+
+enum vt_df_block_state { VT_BLOCK_ACTIVE, VT_BLOCK_PENDING_FREE, VT_BLOCK_INACTIVE };
+
+struct vt_df_segment {
+    unsigned long line;
+    uint64_t addr, size;
+    int device, expandable;
+    char allocator[24];
+    char type[16];  /* torch: small or large */
+    char pool[24];
+    size_t first_block, nblocks; /* its blocks in vt_dumpfile.blocks */
+};
+
+struct vt_df_block {
+    unsigned long line;
+    uint64_t addr, size, requested;
+    int state;        /* enum vt_df_block_state */
+    uint32_t pystack; /* 0: no stack */
+    size_t segment;
+};
+
+struct vt_df_pyframe {
+    uint32_t id, line;
+    char *func, *file;
+};
+
+struct vt_df_pystack {
+    unsigned long line;
+    uint32_t id, n;
+    uint32_t *frames; /* pyframe ids, innermost first */
+};
+
 struct vt_dumpfile {
     int version;
     long pid, ppid;
@@ -118,6 +172,19 @@ struct vt_dumpfile {
     size_t nallocs;
     struct vt_df_phys *phys;
     size_t nphys;
+    struct vt_df_python python;
+    struct vt_df_bridge *bridges;
+    size_t nbridges;
+    struct vt_df_allocator *allocators;
+    size_t nallocators;
+    struct vt_df_segment *segments;
+    size_t nsegments;
+    struct vt_df_block *blocks;
+    size_t nblocks;
+    struct vt_df_pyframe *pyframes; /* sorted by id */
+    size_t npyframes;
+    struct vt_df_pystack *pystacks; /* sorted by id */
+    size_t npystacks;
 };
 
 /* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */
@@ -132,5 +199,8 @@ const char *vt_df_frame_name(const struct vt_dumpfile *d, uint64_t pc);
 uint64_t vt_df_counter(const struct vt_dumpfile *d, const char *name);
 const struct vt_df_api *vt_df_api(const struct vt_dumpfile *d, const char *name);
 const struct vt_df_kind *vt_df_kind(const struct vt_dumpfile *d, const char *name);
+const struct vt_df_module *vt_df_module_of(const struct vt_dumpfile *d, uint64_t pc);
+const struct vt_df_pystack *vt_df_pystack(const struct vt_dumpfile *d, uint32_t id);
+const struct vt_df_pyframe *vt_df_pyframe(const struct vt_dumpfile *d, uint32_t id);
 
 #endif

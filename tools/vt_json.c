@@ -42,3 +42,11 @@ void vt_json_strs(FILE *f, char *const *s, uint32_t n)
     }
     fputc(']', f);
 }
+
+void vt_json_str_or_null(FILE *f, const char *s)
+{
+    if (s)
+        vt_json_str(f, s);
+    else
+        fputs("null", f);
+}

@@ -6,6 +6,8 @@
 #include <stdio.h>
 
 void vt_json_str(FILE *f, const char *s);
+/* A string, or null for NULL. */
+void vt_json_str_or_null(FILE *f, const char *s);
 /* A number, or null when v is VT_DF_UNKNOWN. */
 void vt_json_u64(FILE *f, uint64_t v);
 /* A signed delta, or null when unknown is set. */

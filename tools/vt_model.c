@@ -35,13 +35,6 @@ static const char *vt_basename(const char *p)
     return s ? s + 1 : p;
 }
 
-static const struct vt_df_module *vt_module_of(const struct vt_dumpfile *d, uint64_t pc)
-{
-    for (size_t i = 0; i < d->nmodules; i++)
-        if (pc >= d->modules[i].lo && pc < d->modules[i].hi)
-            return &d->modules[i];
-    return NULL;
-}
 
 /* Appends the frames at pc to out (more than one where calls were inlined); returns -1 when out of memory. */
 static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, uint32_t *n, uint32_t max)
@@ -61,7 +54,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
     const struct vt_dumpfile *d = m->d;
     char buf[1024];
     const char *name = vt_df_frame_name(d, pc);
-    const struct vt_df_module *mod = vt_module_of(d, pc);
+    const struct vt_df_module *mod = vt_df_module_of(d, pc);
     if (name)
         snprintf(buf, sizeof buf, "%s", name);
     else if (mod)
@@ -85,7 +78,7 @@ static const char *vt_frame_name(const struct vt_model *m, uint64_t pc)
 
 static int vt_cuda_internal(const struct vt_model *m, uint64_t pc)
 {
-    const struct vt_df_module *mod = vt_module_of(m->d, pc);
+    const struct vt_df_module *mod = vt_df_module_of(m->d, pc);
     const char *b = mod ? vt_basename(mod->path) : "";
     const char *name = vt_frame_name(m, pc);
     /* nvcc's static cudart lives in the program itself, its functions named libcudart_static_<hash>. */
@@ -96,7 +89,7 @@ static int vt_cuda_internal(const struct vt_model *m, uint64_t pc)
 static int vt_startup_frame(const struct vt_model *m, uint64_t pc)
 {
     const char *name = vt_frame_name(m, pc);
-    const struct vt_df_module *mod = vt_module_of(m->d, pc);
+    const struct vt_df_module *mod = vt_df_module_of(m->d, pc);
     const char *b = mod ? vt_basename(mod->path) : "";
     if (name && (!strncmp(name, "__libc_start", 12) || !strncmp(name, "_start", 6)))
         return 1;
@@ -113,7 +106,7 @@ static const char *vt_library_of(const struct vt_model *m, const struct vt_df_st
         {"libnvshmem", "NVSHMEM"}, {"libcutensor", "cuTENSOR"},
     };
     for (uint32_t i = 0; st && i < st->n; i++) {
-        const struct vt_df_module *mod = vt_module_of(m->d, st->pc[i]);
+        const struct vt_df_module *mod = vt_df_module_of(m->d, st->pc[i]);
         const char *b = mod ? vt_basename(mod->path) : "";
         for (size_t k = 0; k < sizeof libs / sizeof libs[0]; k++)
             if (!strncmp(b, libs[k].prefix, strlen(libs[k].prefix)))
@@ -135,12 +128,52 @@ static void vt_fold(const struct vt_model *m, const struct vt_df_stack *st, int 
         (*hi)--;
 }
 
+/* A Python frame as shown: "function (file.py:line)", the file by its name (a package's __init__.py
+ * with its package). */
+static char *vt_py_frame_string(const struct vt_df_pyframe *f)
+{
+    const char *file = f->file, *b = vt_basename(file);
+    if (!strcmp(b, "__init__.py") && b > file + 1) {
+        const char *p = b - 1;
+        while (p > file && p[-1] != '/')
+            p--;
+        b = p;
+    }
+    size_t len = strlen(f->func) + strlen(b) + 24;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, "%s (%s:%u)", f->func, b, f->line);
+    return out;
+}
+
+/* The frames of a Python stack worth showing: torch's own frames at the top are left out, as the
+ * CUDA libraries' frames are in native stacks. Returns -1 when out of memory. */
+static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, char **out, uint32_t *n, uint32_t max)
+{
+    const struct vt_df_pystack *st = pystack ? vt_df_pystack(m->d, pystack) : NULL;
+    if (!st) {
+        if (!(out[0] = strdup("(no stack: allocated before torch's block history was on)")))
+            return -1;
+        *n = 1;
+        return 0;
+    }
+    uint32_t lo = 0;
+    while (!full && lo + 1 < st->n && strstr(vt_df_pyframe(m->d, st->frames[lo])->file, "/torch/"))
+        lo++;
+    for (uint32_t i = lo; i < st->n && *n < max; i++)
+        if (!(out[(*n)++] = vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i]))))
+            return -1;
+    return 0;
+}
+
+/* Adds bytes to the site of (kind, api, frames). The frames are those of native stack `stack`, or with
+ * python set, of Python stack `stack` (0: none recorded). */
 static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api, int device,
-                  uint32_t stack, uint64_t bytes, int full)
+                  uint32_t stack, int python, int role, uint64_t bytes, int full)
 {
     const struct vt_dumpfile *d = m->d;
     char fast[88];
-    snprintf(fast, sizeof fast, "%u|%s|%s", stack, kind, api);
+    snprintf(fast, sizeof fast, "%c%u|%d|%s|%s", python ? 'p' : 'n', stack, role, kind, api);
     struct vt_stack_ix *sx;
     HASH_FIND_STR(ix->by_stack, fast, sx);
     if (sx) {
@@ -151,13 +184,15 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     if (!(sx = calloc(1, sizeof *sx)))
         return -1;
     memcpy(sx->key, fast, sizeof fast);
-    const struct vt_df_stack *st = stack ? vt_df_stack(d, stack) : NULL;
+    const struct vt_df_stack *st = stack && !python ? vt_df_stack(d, stack) : NULL;
     char *frames[1024];
     char *key = NULL;
     uint32_t n = 0, lo = 0, hi = 0;
     if (st)
         vt_fold(m, st, full, &lo, &hi);
-    size_t keylen = strlen(kind) + strlen(api) + 8;
+    size_t keylen = strlen(kind) + strlen(api) + 16;
+    if (python && vt_py_frames(m, stack, full, frames, &n, 1024) < 0)
+        goto fail;
     for (uint32_t i = lo; i < hi && n < 1024; i++)
         if (vt_frame_strings(m, st->pc[i], frames, &n, 1024) < 0)
             goto fail;
@@ -166,7 +201,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     key = malloc(keylen);
     if (!key)
         goto fail;
-    int off = snprintf(key, keylen, "%s|%s|", kind, api);
+    int off = snprintf(key, keylen, "%s|%s|%d|", kind, api, role);
     for (uint32_t i = 0; i < n; i++)
         off += snprintf(key + off, keylen - (size_t)off, "%s%s", i ? ";" : "", frames[i]);
     struct vt_site_ix *hit;
@@ -206,6 +241,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     snprintf(s->kind, sizeof s->kind, "%s", kind);
     snprintf(s->api, sizeof s->api, "%s", api);
     s->device = device;
+    s->role = role;
     s->count = 1;
     s->bytes = bytes;
     const char *lib = vt_library_of(m, st);
@@ -301,10 +337,11 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     }
     struct vt_index ix = {NULL, NULL, NULL};
     size_t cap = 0;
-    int r = 0;
+    int r = vt_views_build(d, &m->views);
     for (size_t i = 0; i < d->nallocs && !r; i++) {
         const struct vt_df_alloc *a = &d->allocs[i];
         int dv = a->device >= 0 ? a->device : fallback;
+        int role = m->views.alloc_role[i];
         if (!strcmp(a->kind, "va_reserved")) {
             m->va_reserved += a->size;
             continue;
@@ -323,7 +360,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             else if (!strcmp(a->kind, "async"))
                 v->async_live += a->size;
         }
-        r = vt_add(m, &cap, &ix, a->kind, a->api, dv, a->stack, a->size, full);
+        r = vt_add(m, &cap, &ix, a->kind, a->api, dv, a->stack, 0, role, a->size, full);
     }
     for (size_t i = 0; i < d->nphys && !r; i++) {
         const struct vt_df_phys *p = &d->phys[i];
@@ -331,7 +368,14 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             vt_dev_slot(m, p->device)->vmm += p->size;
         else
             m->host_pinned += p->size;
-        r = vt_add(m, &cap, &ix, p->kind, p->api, p->device, p->stack, p->size, full);
+        r = vt_add(m, &cap, &ix, p->kind, p->api, p->device, p->stack, 0, m->views.phys_role[i], p->size, full);
+    }
+    /* Torch's live blocks, by their Python stacks. */
+    for (size_t i = 0; i < d->nblocks && !r; i++) {
+        const struct vt_df_block *b = &d->blocks[i];
+        const struct vt_df_segment *sg = &d->segments[b->segment];
+        if (b->state == VT_BLOCK_ACTIVE)
+            r = vt_add(m, &cap, &ix, "block", sg->allocator, sg->device, b->pystack, 1, VT_ROLE_ALLOCATED, b->size, full);
     }
     /* A pool's free memory is cache: one pseudo-site per device and pool kind, named so that it
      * matches across dumps and runs (pool handles do not). */
@@ -341,10 +385,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             continue;
         char api[48];
         snprintf(api, sizeof api, "%s-pool-device-%d", p->is_default ? "default" : "explicit", p->device);
-        size_t before = m->nsites;
-        r = vt_add(m, &cap, &ix, "pool_cache", api, p->device, 0, p->reserved - p->used, full);
-        if (!r && m->nsites > before)
-            m->sites[before].is_pool = 1;
+        r = vt_add(m, &cap, &ix, "pool_cache", api, p->device, 0, 0, VT_ROLE_CACHE, p->reserved - p->used, full);
     }
     for (int k = 0; k < m->ndev; k++) {
         struct vt_dev *v = &m->dev[m->devidx[k]];
@@ -354,11 +395,38 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         v->reserved = v->plain + v->vmm + pres + v->graph_reserved;
         v->allocated = v->plain + v->vmm + pused + v->graph_used;
         v->pool_cached = pres - pused + (v->graph_reserved - v->graph_used);
-        /* Cache is known only where an allocator's view is: the pools for stream-ordered memory. A
-         * caching allocator may hold any part of the plain and VMM memory as cache; until its view is
-         * in the dump, that part is unknown, not zero. */
+        /* Cache is known only where an allocator's view is: the pools for stream-ordered memory, and
+         * the caching allocators' views (vt_views.c), which take their segments out of allocated and
+         * put their live blocks in. Without a view a caching allocator may hold any part of the plain
+         * and VMM memory as cache: that part is unknown, not zero. */
         if (!v->plain && !v->vmm)
             v->cached = v->pool_cached;
+        uint64_t seg_cached = 0, releasable = 0, fragmented = 0;
+        int async_view = 0;
+        for (size_t i = 0; i < m->views.n; i++) {
+            const struct vt_view *w = &m->views.v[i];
+            if (w->device != v->device)
+                continue;
+            v->has_views = 1;
+            if (!strcmp(w->backend, "cudaMallocAsync")) {
+                async_view = 1;
+                continue;
+            }
+            /* Clamped: a damaged dump must not wrap the figures around. */
+            uint64_t in_use = w->allocated_in_matched < w->matched_bytes ? w->allocated_in_matched : w->matched_bytes;
+            uint64_t out = w->matched_bytes < v->allocated ? w->matched_bytes : v->allocated;
+            v->allocated = v->allocated - out + in_use;
+            seg_cached += out - (in_use < out ? in_use : out);
+            releasable = releasable == VT_DF_UNKNOWN || w->releasable == VT_DF_UNKNOWN ? VT_DF_UNKNOWN
+                                                                                      : releasable + w->releasable;
+            fragmented = fragmented == VT_DF_UNKNOWN || w->fragmented == VT_DF_UNKNOWN ? VT_DF_UNKNOWN
+                                                                                      : fragmented + w->fragmented;
+        }
+        if (v->has_views) {
+            v->cached = seg_cached + v->pool_cached;
+            v->releasable = releasable == VT_DF_UNKNOWN ? VT_DF_UNKNOWN : releasable + (async_view ? v->pool_cached : 0);
+            v->fragmented = fragmented;
+        }
         /* What nvidia-smi shows beyond the memory this process holds: context, module code, stacks,
          * driver internals. Unknown without NVML, and unknown rather than negative if NVML counts less. */
         if (v->process_used != VT_DF_UNKNOWN && v->process_used >= v->reserved)
@@ -393,6 +461,11 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     return 0;
 }
 
+const char *vt_site_class(const struct vt_site *s)
+{
+    return s->role == VT_ROLE_CACHE ? "cache" : s->role == VT_ROLE_SEGMENT ? "segment" : "allocated";
+}
+
 void vt_model_free(struct vt_model *m)
 {
     for (size_t i = 0; i < m->nsites; i++) {
@@ -402,6 +475,7 @@ void vt_model_free(struct vt_model *m)
         free(m->sites[i].key);
     }
     free(m->sites);
+    vt_views_free(&m->views);
     vt_sym_close(m->sym);
     struct vt_index *ix = m->index;
     if (ix) {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "vt_dumpfile.h"
+#include "vt_views.h"
 
 #define VT_MAX_DEV 64
 
@@ -20,7 +21,7 @@ struct vt_site {
     char **frames;    /* innermost first, folded to useful frames unless full stacks were asked for */
     uint32_t nframes;
     int device;
-    int is_pool;      /* a pseudo-site: a pool's cached bytes (reserved - used) */
+    int role;         /* enum vt_role: allocated, a pool's cache (a pseudo-site), or an allocator's segments */
     char library[16]; /* "cuBLAS", "NCCL"...: the CUDA library the stack runs through; "" for none */
     uint64_t count, bytes;
 };
@@ -37,6 +38,7 @@ struct vt_dev {
     uint64_t pool_cached;          /* free memory the pools (and the graph-memory pool) keep */
     uint64_t graph_reserved, graph_used; /* CUDA graphs' allocation nodes (0 when not read) */
     int pools_known;
+    int has_views;                 /* a caching allocator's view covers this device */
 };
 
 struct vt_model {
@@ -49,6 +51,7 @@ struct vt_model {
     size_t nsites;
     void *index;                        /* key -> site */
     struct vt_symbolizer *sym;          /* NULL: the names recorded in the dump only */
+    struct vt_views views;              /* the caching allocators' views (vt_views.h) */
 };
 
 #define VT_MODEL_FULL_STACKS 1 /* keep every frame (--full-stacks) */
@@ -57,6 +60,8 @@ struct vt_model {
 /* Returns 0, or -1 when out of memory. */
 int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m);
 void vt_model_free(struct vt_model *m);
+/* "allocated", "cache" or "segment": how diff and trend class a site's growth. */
+const char *vt_site_class(const struct vt_site *s);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);

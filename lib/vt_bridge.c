@@ -1,0 +1,249 @@
+/* The bridges' C half. At a dump, a helper thread takes the GIL and runs collect() (lib/vt_bridge.py);
+ * the dump waits for it at most VRAMTRACE_BRIDGE_TIMEOUT. A helper that did not get the GIL in time
+ * is abandoned: when it gets the GIL at last it gives it straight back and does nothing, and until
+ * then later dumps skip the bridge ("busy") instead of piling up threads. A thread that already
+ * holds the GIL (vramtrace_dump() called through a GIL-holding binding) collects inline. No GIL is
+ * ever taken at exit or while the interpreter finalizes.
+ *
+ * Torch's block history is switched on from the main thread through a pending call, scheduled by the
+ * dumper thread after an allocation told it CUDA memory is in use: never from inside an allocation. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vt_bridge.h"
+#include "vt_config.h"
+#include "vt_dumper.h"
+#include "vt_python.h"
+#include "vt_table.h"
+
+enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE };
+atomic_int vt_bridge_history_state;
+static uint64_t vt_hist_retry_ns;  /* VT_HIST_WAIT: when to ask again */
+static char vt_hist_result[160];   /* what the last attempt said, for the dumps */
+static pthread_mutex_t vt_hist_mu = PTHREAD_MUTEX_INITIALIZER;
+
+struct vt_job {
+    int done, abandoned;
+    uint64_t wait_ns, run_ns;
+    char *text;
+    char err[160];
+};
+
+static pthread_mutex_t vt_br_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t vt_br_cv;
+static int vt_br_busy; /* a helper thread is alive */
+
+void vt_bridge_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&vt_br_cv, &a);
+    pthread_condattr_destroy(&a);
+    int off = !vt_cfg.torch_history || vt_cfg.bridge_timeout <= 0;
+    atomic_store(&vt_bridge_history_state, off ? VT_HIST_DONE : VT_HIST_ASK);
+    snprintf(vt_hist_result, sizeof vt_hist_result, "%s",
+             !vt_cfg.torch_history ? "off VRAMTRACE_TORCH_HISTORY=0" : off ? "off VRAMTRACE_BRIDGE_TIMEOUT=0"
+                                                                   : "waiting no CUDA allocation yet");
+}
+
+/* With the GIL held: collect() and its timing. */
+static void vt_job_run(struct vt_job *j)
+{
+    uint64_t t0 = vt_now_ns();
+    j->text = vt_py_call("collect", j->err, sizeof j->err);
+    j->run_ns = vt_now_ns() - t0;
+}
+
+static void *vt_helper_main(void *arg)
+{
+    struct vt_job *j = arg;
+    uint64_t t0 = vt_now_ns();
+    int g = vt_py_gil_take();
+    pthread_mutex_lock(&vt_br_mu);
+    int gone = j->abandoned;
+    pthread_mutex_unlock(&vt_br_mu);
+    if (!gone) {
+        j->wait_ns = vt_now_ns() - t0;
+        vt_job_run(j);
+    }
+    vt_py_gil_give(g);
+    pthread_mutex_lock(&vt_br_mu);
+    j->done = 1;
+    gone = j->abandoned;
+    vt_br_busy = 0;
+    pthread_cond_broadcast(&vt_br_cv);
+    pthread_mutex_unlock(&vt_br_mu);
+    if (gone) {
+        free(j->text);
+        free(j);
+    }
+    return NULL;
+}
+
+/* Starts the helper and waits for it; returns the status word for the dump's python record. */
+static const char *vt_run_helper(struct vt_job *j, int *keep)
+{
+    *keep = 1;
+    pthread_mutex_lock(&vt_br_mu);
+    if (vt_br_busy) {
+        pthread_mutex_unlock(&vt_br_mu);
+        snprintf(j->err, sizeof j->err, "an earlier bridge call is still waiting for the GIL");
+        return "busy";
+    }
+    vt_br_busy = 1;
+    pthread_mutex_unlock(&vt_br_mu);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int err = pthread_create(&t, &attr, vt_helper_main, j);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err) {
+        pthread_mutex_lock(&vt_br_mu);
+        vt_br_busy = 0;
+        pthread_mutex_unlock(&vt_br_mu);
+        snprintf(j->err, sizeof j->err, "cannot start the bridge thread: %s", strerror(err));
+        return "error";
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = (uint64_t)(vt_cfg.bridge_timeout * 1e9);
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec += (long)(ns % 1000000000u);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&vt_br_mu);
+    while (!j->done && pthread_cond_timedwait(&vt_br_cv, &vt_br_mu, &until) != ETIMEDOUT)
+        ;
+    int done = j->done;
+    if (!done) {
+        j->abandoned = 1; /* the helper frees the job */
+        *keep = 0;
+    }
+    pthread_mutex_unlock(&vt_br_mu);
+    if (!done) {
+        snprintf(j->err, sizeof j->err, "the GIL was not free within %g s (VRAMTRACE_BRIDGE_TIMEOUT)",
+                 vt_cfg.bridge_timeout);
+        return "timeout";
+    }
+    return j->text ? "ok" : "error";
+}
+
+char *vt_bridge_collect(enum vt_reason reason)
+{
+    if (!vt_py_hosted())
+        return NULL;
+    struct vt_job local = {0}, *j = &local;
+    const char *status;
+    int keep = 1;
+    char hist[sizeof vt_hist_result];
+    pthread_mutex_lock(&vt_hist_mu);
+    memcpy(hist, vt_hist_result, sizeof hist);
+    pthread_mutex_unlock(&vt_hist_mu);
+    if (reason == VT_REASON_EXIT) {
+        status = "skipped";
+        snprintf(j->err, sizeof j->err, "exit dump: the interpreter is gone or going");
+    } else if (vt_cfg.bridge_timeout <= 0) {
+        status = "skipped";
+        snprintf(j->err, sizeof j->err, "VRAMTRACE_BRIDGE_TIMEOUT=0");
+    } else if (vt_py_finalizing()) {
+        status = "finalizing";
+        snprintf(j->err, sizeof j->err, "the interpreter is shutting down");
+    } else if (vt_py_holds_gil()) {
+        vt_job_run(j);
+        status = j->text ? "ok" : "error";
+    } else if (!(j = calloc(1, sizeof *j))) {
+        return NULL;
+    } else {
+        status = vt_run_helper(j, &keep);
+    }
+    /* Our own record first, then what collect() wrote. */
+    char head[512];
+    int n = snprintf(head, sizeof head, "python %s %llu %llu %s\nhistory torch %s\n", status,
+                     (unsigned long long)j->wait_ns, (unsigned long long)j->run_ns,
+                     j->err[0] && strcmp(status, "ok") ? j->err : "-", hist);
+    size_t body = keep && j->text && !strcmp(status, "ok") ? strlen(j->text) : 0;
+    char *out = malloc((size_t)n + body + 1);
+    if (out) {
+        memcpy(out, head, (size_t)n);
+        if (body)
+            memcpy(out + n, j->text, body);
+        out[(size_t)n + body] = 0;
+    }
+    if (keep) {
+        free(j->text);
+        if (j != &local)
+            free(j);
+    }
+    return out;
+}
+
+/* ---- block history ---- */
+
+void vt_bridge_history_request(void)
+{
+    int want = VT_HIST_ASK;
+    if (atomic_compare_exchange_strong(&vt_bridge_history_state, &want, VT_HIST_ASKED))
+        vt_dumper_request_history();
+}
+
+/* On the main thread with the GIL, at a safe point of the interpreter. */
+static int vt_history_pending(void *arg)
+{
+    (void)arg;
+    char err[160];
+    char *r = vt_py_call("arm_history", err, sizeof err);
+    pthread_mutex_lock(&vt_hist_mu);
+    snprintf(vt_hist_result, sizeof vt_hist_result, "%s", r ? r : err);
+    int later = r && !strncmp(r, "later", 5);
+    if (later)
+        vt_hist_retry_ns = vt_now_ns() + 1000000000u;
+    pthread_mutex_unlock(&vt_hist_mu);
+    atomic_store(&vt_bridge_history_state, later ? VT_HIST_WAIT : VT_HIST_DONE);
+    free(r);
+    return 0;
+}
+
+void vt_bridge_history_work(void)
+{
+    if (atomic_load(&vt_bridge_history_state) != VT_HIST_ASKED)
+        return;
+    if (!vt_py_hosted()) {
+        atomic_store(&vt_bridge_history_state, VT_HIST_DONE);
+        return;
+    }
+    if (vt_py_finalizing() || vt_py_pending(vt_history_pending, NULL) != 0) {
+        pthread_mutex_lock(&vt_hist_mu);
+        vt_hist_retry_ns = vt_now_ns() + 1000000000u;
+        pthread_mutex_unlock(&vt_hist_mu);
+        atomic_store(&vt_bridge_history_state, VT_HIST_WAIT);
+    }
+}
+
+int vt_bridge_history_wait_ms(void)
+{
+    if (atomic_load(&vt_bridge_history_state) != VT_HIST_WAIT)
+        return -1;
+    pthread_mutex_lock(&vt_hist_mu);
+    uint64_t due = vt_hist_retry_ns, now = vt_now_ns();
+    pthread_mutex_unlock(&vt_hist_mu);
+    if (now >= due) {
+        /* Due: the next allocation asks again. */
+        int want = VT_HIST_WAIT;
+        atomic_compare_exchange_strong(&vt_bridge_history_state, &want, VT_HIST_ASK);
+        return -1;
+    }
+    return (int)((due - now) / 1000000u) + 1;
+}

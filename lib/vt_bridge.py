@@ -1,0 +1,134 @@
+# The Python half of libvramtrace.so's caching-allocator bridges: lib/vt_bridge.c compiles this file
+# into a private namespace of the program's own interpreter and calls it with the GIL held, collect()
+# from the dumper's helper thread at each dump, arm_history() as a pending call on the main thread.
+# Both return text (dump records, docs/FORMAT.md) and never raise, print, import a module the program
+# has not imported itself, or initialise CUDA: they only read what the allocators already know.
+import sys
+
+
+def _give_back_interrupt():
+    # A Ctrl-C that arrived while our code ran belongs to the program: raise it there again.
+    try:
+        sys.modules["_thread"].interrupt_main()
+    except Exception:
+        pass
+
+
+def _word(s):
+    s = "".join(c if c.isprintable() and not c.isspace() else "_" for c in str(s))
+    return s or "-"
+
+
+def _text(s):
+    s = "".join(c if c.isprintable() else "?" for c in str(s)).strip()
+    return s or "-"
+
+
+def _num(v):
+    return "-" if v is None else str(int(v))
+
+
+def _torch_cuda():
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None, "torch is not imported"
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None or not cuda.is_initialized():
+        return None, "torch has not initialised CUDA"
+    return torch, ""
+
+
+def _torch(out):
+    torch, why = _torch_cuda()
+    if torch is None:
+        out.append("bridge torch absent " + why)
+        return
+    backend = torch.cuda.get_allocator_backend()
+    segments = torch.cuda.memory._snapshot()["segments"] if backend == "native" else []
+    devices = {s["device"] for s in segments}
+    if not devices:
+        devices = {d for d in range(torch.cuda.device_count())
+                   if torch.cuda.memory_stats(d).get("reserved_bytes.all.current")}
+    for d in sorted(devices):
+        st = torch.cuda.memory_stats(d)
+        out.append("allocator torch %d %s %s %s" % (d, _word(backend), _num(st.get("allocated_bytes.all.current")),
+                                                   _num(st.get("reserved_bytes.all.current"))))
+    frames, stacks = {}, {}
+
+    def stack_of(frs):
+        if not frs:
+            return 0
+        ids = []
+        for f in frs:
+            key = (f.get("filename", "?"), f.get("line", 0), f.get("name", "?"))
+            fid = frames.get(key)
+            if fid is None:
+                fid = frames[key] = len(frames) + 1
+                out.append("pyframe %d %d %s %s" % (fid, max(0, int(key[1])), _word(key[2]), _text(key[0])))
+            ids.append(fid)
+        ids = tuple(ids)
+        sid = stacks.get(ids)
+        if sid is None:
+            sid = stacks[ids] = len(stacks) + 1
+            out.append("pystack %d %d %s" % (sid, len(ids), " ".join(map(str, ids))))
+        return sid
+
+    for s in segments:
+        pool = s.get("segment_pool_id", (0, 0))
+        lines = ["segment 0x%x %d %d torch %s %d.%d %s" % (
+            s["address"], s["total_size"], s["device"], _word(s.get("segment_type", "-")), pool[0], pool[1],
+            "expandable" if s.get("is_expandable") else "fixed")]
+        for b in s["blocks"]:
+            lines.append("block 0x%x %d %d %s %d" % (b["address"], b["size"], b.get("requested_size", 0),
+                                                    _word(b["state"]), stack_of(b.get("frames"))))
+        out.extend(lines)
+    out.append("bridge torch ok %s allocator, %d segments" % (backend, len(segments)))
+
+
+def _cupy(out):
+    cupy = sys.modules.get("cupy")
+    if cupy is None:
+        out.append("bridge cupy absent cupy is not imported")
+        return
+    pool = cupy.get_default_memory_pool()
+    dev = cupy.cuda.runtime.getDevice()
+    out.append("allocator cupy %d pool %d %d" % (dev, pool.used_bytes(), pool.total_bytes()))
+    pinned = cupy.get_default_pinned_memory_pool()
+    out.append("bridge cupy ok default pool; pinned pool %d free blocks" % pinned.n_free_blocks())
+
+
+def collect():
+    out = []
+    for name, part in (("torch", _torch), ("cupy", _cupy)):
+        mark = len(out)
+        try:
+            part(out)
+        except KeyboardInterrupt:
+            del out[mark:]
+            out.append("bridge %s error interrupted" % name)
+            _give_back_interrupt()
+        except BaseException as e:
+            del out[mark:]
+            out.append("bridge %s error %s: %s" % (name, _word(type(e).__name__), _text(e)[:300]))
+    return "\n".join(out) + "\n"
+
+
+def arm_history():
+    # "on", "later ..." (ask again after the next allocation) or "off ..." (never again).
+    try:
+        torch, why = _torch_cuda()
+        if torch is None:
+            return "later " + why
+        backend = torch.cuda.get_allocator_backend()
+        if backend != "native":
+            return "off the %s allocator keeps no block history" % backend
+        for s in torch.cuda.memory._snapshot()["segments"]:
+            if any(b.get("frames") for b in s["blocks"]):
+                return "off already on: left as the program set it"
+        torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+        return "on"
+    except KeyboardInterrupt:
+        _give_back_interrupt()
+        return "later interrupted"
+    except BaseException as e:
+        return "off error %s: %s" % (_word(type(e).__name__), _text(e)[:300])

@@ -1,0 +1,273 @@
+/* Building the caching allocators' views (vt_views.h). Torch tells its segments and blocks: a fixed
+ * segment is matched to the cudaMalloc entry at its address with its size, an expandable one to the
+ * VMM mappings inside its range. CuPy tells only its pool's totals: its segments are the device
+ * allocations whose stacks run through CuPy's modules. A native allocator tells its blocks: its
+ * segments are the device allocations that contain them. With torch's cudaMallocAsync backend every
+ * tensor is a stream-ordered allocation already, and the pool's attributes are the cache. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_views.h"
+
+#define VT_EXPANDABLE_PAGE_SMALL (2ull << 20)
+#define VT_EXPANDABLE_PAGE_LARGE (20ull << 20)
+
+static struct vt_view *vt_view_get(struct vt_views *vw, size_t *cap, const char *name, int device)
+{
+    for (size_t i = 0; i < vw->n; i++)
+        if (vw->v[i].device == device && !strcmp(vw->v[i].name, name))
+            return &vw->v[i];
+    if (vw->n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 8;
+        struct vt_view *nv = realloc(vw->v, nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        vw->v = nv;
+        *cap = nc;
+    }
+    struct vt_view *v = &vw->v[vw->n++];
+    memset(v, 0, sizeof *v);
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->device = device;
+    v->own_allocated = v->own_reserved = VT_DF_UNKNOWN;
+    return v;
+}
+
+/* Allocation indexes of one kind, sorted by address, for the look-ups below. */
+struct vt_by_addr {
+    const struct vt_dumpfile *d;
+    size_t *ix;
+    size_t n;
+};
+
+static const struct vt_dumpfile *vt_sort_d;
+static int vt_addr_cmp(const void *a, const void *b)
+{
+    uint64_t x = vt_sort_d->allocs[*(const size_t *)a].addr, y = vt_sort_d->allocs[*(const size_t *)b].addr;
+    return x < y ? -1 : x > y;
+}
+
+static int vt_by_addr_build(const struct vt_dumpfile *d, const char *kind, struct vt_by_addr *b)
+{
+    b->d = d;
+    b->n = 0;
+    b->ix = malloc((d->nallocs ? d->nallocs : 1) * sizeof *b->ix);
+    if (!b->ix)
+        return -1;
+    for (size_t i = 0; i < d->nallocs; i++)
+        if (!strcmp(d->allocs[i].kind, kind))
+            b->ix[b->n++] = i;
+    vt_sort_d = d;
+    qsort(b->ix, b->n, sizeof *b->ix, vt_addr_cmp);
+    return 0;
+}
+
+/* The first entry whose address is >= addr (b->n when none). */
+static size_t vt_lower(const struct vt_by_addr *b, uint64_t addr)
+{
+    size_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (b->d->allocs[b->ix[mid]].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void vt_torch_segment(const struct vt_dumpfile *d, const struct vt_df_segment *s, struct vt_view *v,
+                             const struct vt_by_addr *dev, const struct vt_by_addr *maps, struct vt_views *vw)
+{
+    v->segments++;
+    v->reserved += s->size;
+    int matched = 0;
+    if (!s->expandable) {
+        size_t k = vt_lower(dev, s->addr);
+        if (k < dev->n) {
+            size_t i = dev->ix[k];
+            if (d->allocs[i].addr == s->addr && d->allocs[i].size == s->size && vw->alloc_role[i] == VT_ROLE_ALLOCATED) {
+                vw->alloc_role[i] = VT_ROLE_SEGMENT;
+                matched = 1;
+            }
+        }
+    } else {
+        uint64_t mapped = 0;
+        size_t k0 = vt_lower(maps, s->addr), k;
+        for (k = k0; k < maps->n && d->allocs[maps->ix[k]].addr - s->addr < s->size; k++)
+            mapped += d->allocs[maps->ix[k]].size;
+        if (mapped == s->size) {
+            matched = 1;
+            for (k = k0; k < maps->n && d->allocs[maps->ix[k]].addr - s->addr < s->size; k++) {
+                vw->alloc_role[maps->ix[k]] = VT_ROLE_SEGMENT;
+                for (size_t j = 0; j < d->nphys; j++)
+                    if (d->phys[j].handle == d->allocs[maps->ix[k]].handle)
+                        vw->phys_role[j] = VT_ROLE_SEGMENT;
+            }
+        }
+    }
+    if (matched) {
+        v->matched++;
+        v->matched_bytes += s->size;
+    } else {
+        v->unmatched++;
+    }
+    uint64_t active = 0, inactive = 0, pending = 0, aligned_free = 0;
+    uint64_t page = !strcmp(s->type, "small") ? VT_EXPANDABLE_PAGE_SMALL : VT_EXPANDABLE_PAGE_LARGE;
+    for (size_t b = s->first_block; b < s->first_block + s->nblocks; b++) {
+        const struct vt_df_block *bl = &d->blocks[b];
+        if (bl->state == VT_BLOCK_ACTIVE) {
+            active += bl->size;
+            v->blocks++;
+            v->blocks_nostack += !bl->pystack;
+        } else if (bl->state == VT_BLOCK_PENDING_FREE) {
+            pending += bl->size;
+        } else {
+            inactive += bl->size;
+            /* An expandable segment gives back the whole pages inside a free block. */
+            uint64_t lo = (bl->addr - s->addr + page - 1) / page * page, hi = (bl->addr - s->addr + bl->size) / page * page;
+            aligned_free += hi > lo ? hi - lo : 0;
+        }
+    }
+    v->allocated += active;
+    v->pending_free += pending;
+    if (matched)
+        v->allocated_in_matched += active < s->size ? active : s->size; /* blocks may overlap in a bad dump */
+    if (s->expandable) {
+        v->releasable += aligned_free;
+        v->fragmented += inactive - aligned_free;
+    } else if (!active && !pending) {
+        v->releasable += s->size; /* what empty_cache() gives back: wholly free segments */
+    } else {
+        v->fragmented += inactive;
+    }
+}
+
+/* Whether the stack of an entry runs through a module whose path has part in it. */
+static int vt_stack_through(const struct vt_dumpfile *d, uint32_t stack, const char *part)
+{
+    const struct vt_df_stack *st = stack ? vt_df_stack(d, stack) : NULL;
+    for (uint32_t i = 0; st && i < st->n; i++) {
+        const struct vt_df_module *m = vt_df_module_of(d, st->pc[i]);
+        if (m && strstr(m->path, part))
+            return 1;
+    }
+    return 0;
+}
+
+int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
+{
+    memset(vw, 0, sizeof *vw);
+    size_t cap = 0;
+    struct vt_by_addr dev = {0}, maps = {0};
+    vw->alloc_role = calloc(d->nallocs ? d->nallocs : 1, 1);
+    vw->phys_role = calloc(d->nphys ? d->nphys : 1, 1);
+    if (!vw->alloc_role || !vw->phys_role || vt_by_addr_build(d, "device", &dev) < 0 ||
+        vt_by_addr_build(d, "vmm_map", &maps) < 0)
+        goto fail;
+
+    for (size_t i = 0; i < d->nsegments; i++) {
+        const struct vt_df_segment *s = &d->segments[i];
+        struct vt_view *v = vt_view_get(vw, &cap, s->allocator, s->device);
+        if (!v)
+            goto fail;
+        vt_torch_segment(d, s, v, &dev, &maps, vw);
+    }
+    /* The allocators' own totals; views for those that gave no segments. */
+    for (size_t i = 0; i < d->nallocators; i++) {
+        const struct vt_df_allocator *a = &d->allocators[i];
+        struct vt_view *v = vt_view_get(vw, &cap, a->name, a->device);
+        if (!v)
+            goto fail;
+        snprintf(v->backend, sizeof v->backend, "%s", a->backend);
+        v->own_allocated = a->allocated;
+        v->own_reserved = a->reserved;
+    }
+    for (size_t i = 0; i < vw->n; i++) {
+        struct vt_view *v = &vw->v[i];
+        if (!strcmp(v->name, "torch") && !strcmp(v->backend, "cudaMallocAsync")) {
+            /* Every tensor is a stream-ordered allocation: ours, live; the pool keeps the rest. */
+            for (size_t k = 0; k < d->nallocs; k++)
+                if (!strcmp(d->allocs[k].kind, "async") && d->allocs[k].device == v->device) {
+                    v->allocated += d->allocs[k].size;
+                    v->blocks++;
+                }
+            v->reserved = VT_DF_UNKNOWN;
+            for (size_t k = 0; k < d->npools; k++)
+                if (d->pools[k].device == v->device && d->pools[k].is_default && d->pools[k].reserved != VT_DF_UNKNOWN)
+                    v->reserved = d->pools[k].reserved;
+            v->releasable = v->reserved == VT_DF_UNKNOWN || v->reserved < v->allocated ? VT_DF_UNKNOWN
+                                                                                        : v->reserved - v->allocated;
+            v->fragmented = VT_DF_UNKNOWN;
+            v->source = "allocated: live cudaMallocAsync allocations; reserved: the default pool's attributes; "
+                        "releasable: what trimming the pool can give back";
+        } else if (!strcmp(v->name, "cupy")) {
+            for (size_t k = 0; k < d->nallocs; k++)
+                if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
+                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "cupy")) {
+                    vw->alloc_role[k] = VT_ROLE_SEGMENT;
+                    v->matched++;
+                    v->matched_bytes += d->allocs[k].size;
+                }
+            v->segments = v->matched;
+            v->reserved = v->own_reserved;
+            v->allocated = v->own_allocated;
+            v->allocated_in_matched = v->own_allocated != VT_DF_UNKNOWN && v->own_allocated < v->matched_bytes
+                                          ? v->own_allocated : v->matched_bytes;
+            v->releasable = v->fragmented = VT_DF_UNKNOWN;
+            v->source = "CuPy's default memory pool: used and total bytes; its segments: the device "
+                        "allocations made through CuPy";
+        } else if (v->segments) {
+            v->source = "torch.cuda.memory._snapshot(): segments and blocks";
+        }
+    }
+    /* Blocks from the native hooks: a block's segment is the device allocation that contains it. */
+    for (size_t i = 0; i < d->nallocs; i++) {
+        const struct vt_df_alloc *b = &d->allocs[i];
+        if (strcmp(b->kind, "block"))
+            continue;
+        struct vt_view *v = vt_view_get(vw, &cap, b->api, b->device);
+        if (!v)
+            goto fail;
+        snprintf(v->backend, sizeof v->backend, "blocks");
+        v->source = "blocks reported through vramtrace_block_alloc(); segments: the device allocations holding them";
+        v->releasable = VT_DF_UNKNOWN;
+        v->blocks++;
+        v->allocated += b->size;
+        size_t k = vt_lower(&dev, b->addr + 1);
+        const struct vt_df_alloc *seg = k ? &d->allocs[dev.ix[k - 1]] : NULL;
+        if (seg && b->addr >= seg->addr && b->addr - seg->addr < seg->size && b->size <= seg->size - (b->addr - seg->addr)) {
+            v->allocated_in_matched += b->size;
+            if (vw->alloc_role[dev.ix[k - 1]] != VT_ROLE_SEGMENT) {
+                vw->alloc_role[dev.ix[k - 1]] = VT_ROLE_SEGMENT;
+                v->segments++;
+                v->matched++;
+                v->matched_bytes += seg->size;
+                v->reserved += seg->size;
+            }
+        } else {
+            v->unmatched++;
+        }
+    }
+    for (size_t i = 0; i < vw->n; i++) {
+        struct vt_view *v = &vw->v[i];
+        if (!strcmp(v->backend, "blocks"))
+            v->fragmented = v->reserved > v->allocated_in_matched ? v->reserved - v->allocated_in_matched : 0;
+    }
+    free(dev.ix);
+    free(maps.ix);
+    return 0;
+fail:
+    free(dev.ix);
+    free(maps.ix);
+    vt_views_free(vw);
+    return -1;
+}
+
+void vt_views_free(struct vt_views *vw)
+{
+    free(vw->v);
+    free(vw->alloc_role);
+    free(vw->phys_role);
+    memset(vw, 0, sizeof *vw);
+}
