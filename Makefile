@@ -29,7 +29,7 @@ all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 
 # Debian packages this build needs: header -> package.
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev \
-        /usr/include/elfutils/libdwfl.h:libdw-dev
+        /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef

@@ -158,9 +158,9 @@ char *vt_bridge_collect(enum vt_reason reason)
     } else if (vt_cfg.bridge_timeout <= 0) {
         status = "skipped";
         snprintf(j->err, sizeof j->err, "VRAMTRACE_BRIDGE_TIMEOUT=0");
-    } else if (vt_py_finalizing()) {
+    } else if (!vt_py_running()) {
         status = "finalizing";
-        snprintf(j->err, sizeof j->err, "the interpreter is shutting down");
+        snprintf(j->err, sizeof j->err, "the interpreter is not running (not yet started, or shutting down)");
     } else if (vt_py_holds_gil()) {
         vt_job_run(j);
         status = j->text ? "ok" : "error";
@@ -224,7 +224,7 @@ void vt_bridge_history_work(void)
         atomic_store(&vt_bridge_history_state, VT_HIST_DONE);
         return;
     }
-    if (vt_py_finalizing() || vt_py_pending(vt_history_pending, NULL) != 0) {
+    if (!vt_py_running() || vt_py_pending(vt_history_pending, NULL) != 0) {
         pthread_mutex_lock(&vt_hist_mu);
         vt_hist_retry_ns = vt_now_ns() + 1000000000u;
         pthread_mutex_unlock(&vt_hist_mu);

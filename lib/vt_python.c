@@ -75,13 +75,13 @@ static void vt_py_resolve(void)
 int vt_py_hosted(void)
 {
     pthread_once(&vt_py_once, vt_py_resolve);
-    return vt_py_found && vt_py.is_initialized();
+    return vt_py_found;
 }
 
-int vt_py_finalizing(void)
+int vt_py_running(void)
 {
-    /* Without a way to ask, a dump cannot tell: treat it as finalizing, which only skips the bridge. */
-    return !vt_py.is_finalizing || vt_py.is_finalizing();
+    /* Without a way to ask about shutdown, a dump cannot tell: it skips the bridge. */
+    return vt_py_found && vt_py.is_finalizing && vt_py.is_initialized() && !vt_py.is_finalizing();
 }
 
 int vt_py_holds_gil(void)

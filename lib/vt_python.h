@@ -5,10 +5,10 @@
 
 #include <stddef.h>
 
-/* 1 when the process hosts an initialised CPython whose API we found. */
+/* 1 when the process hosts a CPython whose API we found. */
 int vt_py_hosted(void);
-/* 1 while the interpreter is shutting down (no GIL may be taken then). */
-int vt_py_finalizing(void);
+/* 1 while the interpreter is initialised and not shutting down: only then may a GIL be taken. */
+int vt_py_running(void);
 /* 1 when the calling thread holds the GIL. */
 int vt_py_holds_gil(void);
 /* Take and give back the GIL from any thread (blocks until it is free). */

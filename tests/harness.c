@@ -90,7 +90,7 @@ static char *slurp(const char *path)
     return s ? s : strdup("");
 }
 
-static const char *build_dir(void)
+const char *build_dir(void)
 {
     static char dir[1040];
     if (!dir[0]) {
@@ -115,7 +115,10 @@ int run_prog(struct run *r, const char *prog, const char *const *args, const cha
     /* build_dir() is at most 1039 bytes, so none of these is cut. */
     snprintf(outp, sizeof outp, "%s/stdout", r->dir);
     snprintf(errp, sizeof errp, "%s/stderr", r->dir);
-    snprintf(exe, sizeof exe, "%s/tests/%s", build_dir(), prog);
+    if (prog[0] == '/')
+        snprintf(exe, sizeof exe, "%s", prog);
+    else
+        snprintf(exe, sizeof exe, "%s/tests/%s", build_dir(), prog);
     snprintf(lib, sizeof lib, "%s/libvramtrace.so", build_dir());
     snprintf(fake, sizeof fake, "%s/fake:%s/tests", build_dir(), build_dir());
     fflush(stdout);

@@ -22,7 +22,10 @@ struct run {
     long pid;
 };
 
-/* Runs build/tests/PROG with args; env entries "NAME=VALUE" are added; preload=0 runs it bare.
+/* The build directory (absolute; the sources are at build_dir()/..). */
+const char *build_dir(void);
+
+/* Runs build/tests/PROG (or PROG itself when it is an absolute path) with args; env entries "NAME=VALUE" are added; preload=0 runs it bare.
  * An env entry "LD_PRELOAD_AFTER=LIB" preloads build/tests/LIB after libvramtrace.so. */
 int run_prog(struct run *r, const char *prog, const char *const *args, const char *const *env, int preload);
 void run_free(struct run *r);

@@ -234,8 +234,25 @@ int vt_cmd_diff(int argc, char **argv)
             printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_any(top)->frames[0] : "an unknown site",
                    c, (long long)top->delta_count);
         }
-        if (!strcmp(verdict, "cache-growth"))
+        if (!strcmp(verdict, "cache-growth")) {
             printf("; memory handed to the program did not grow: this is cache, not a leak");
+            /* What the caching allocators of the newer dump could give back, where they say. */
+            uint64_t rel = 0, frag = 0;
+            int known = 0;
+            for (int k = 0; k < m[1].ndev; k++) {
+                const struct vt_dev *v = &m[1].dev[m[1].devidx[k]];
+                if (v->has_views && v->releasable != VT_DF_UNKNOWN && v->fragmented != VT_DF_UNKNOWN) {
+                    rel += v->releasable;
+                    frag += v->fragmented;
+                    known = 1;
+                }
+            }
+            if (known) {
+                vt_human(rel, a, sizeof a);
+                vt_human(frag, b, sizeof b);
+                printf("; empty_cache() would return %s, %s is free space inside partly used segments", a, b);
+            }
+        }
         if (any_cached_unknown && !strcmp(verdict, "leak-suspect"))
             printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");
         putchar('\n');

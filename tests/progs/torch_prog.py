@@ -1,7 +1,7 @@
 # CPU test program for the torch bridge (tests/t_bridge.c): allocates through the fake torch
 # (tests/fake/torch) and takes dumps in the way each mode asks, printing torch's own figures at each
 # dump as "figures ..." lines for the test to compare with what the dump says.
-#   torch_prog.py MODE   leak | timeout | finalizing | notorch
+#   torch_prog.py MODE   leak | cache | timeout | finalizing | notorch
 import ctypes
 import os
 import signal
@@ -53,14 +53,18 @@ settle()
 kept = []
 scratch = [torch.empty(1000 * (i + 1)) for i in range(8)]
 del scratch[::2]  # holes in the small segment: fragmented
-big = torch.empty(12 << 20)
-del big  # a whole segment free again: releasable
+big = torch.empty(30 << 20)
+del big  # a segment of its own, wholly free again: releasable
 for i in range(4):
     keep_request(kept, 1 << 20)
 figures(torch, "first", dump("first"))
-if mode == "leak":
+if mode in ("leak", "cache"):
     for i in range(6):
-        keep_request(kept, 1 << 20)
+        if mode == "leak":
+            keep_request(kept, 1 << 20)
+        else:
+            t = torch.empty((i + 2) * (25 << 20))  # ever larger, freed at once: cache grows
+            del t
     figures(torch, "second", dump("second"))
     before = torch.cuda.memory_reserved()
     torch.cuda.empty_cache()

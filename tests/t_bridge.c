@@ -1,0 +1,272 @@
+/* The torch bridge on the CPU: a Python program (tests/progs/torch_prog.py) allocates through a fake
+ * torch (tests/fake/torch) whose segments come from the fake CUDA runtime, and every bridge path is
+ * driven: success with block history, cache growth, a GIL held past the timeout, an allocator that
+ * raises, a finalizing interpreter, the cudaMallocAsync backend, history and bridges switched off, and
+ * a Python process without torch. Figures are compared with what the fake torch says of itself. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define PYTHON "/usr/bin/python3"
+
+static char script[1200], pypath[1200];
+
+static void py(struct run *r, const char *mode, const char *const *more_env)
+{
+    const char *env[8] = {pypath};
+    int n = 1;
+    for (const char *const *e = more_env; e && *e && n < 7; e++)
+        env[n++] = *e;
+    const char *args[] = {script, mode, NULL};
+    run_prog(r, PYTHON, args, env, 1);
+}
+
+/* vramtrace VERB ARGS... with output in r. */
+static void cmd(struct run *r, const char *a0, const char *a1, const char *a2, const char *a3)
+{
+    const char *args[] = {a0, a1, a2, a3, NULL};
+    run_prog(r, "../vramtrace", args, NULL, 0);
+}
+
+/* The number after "key": following anchor in a JSON text (UINT64_MAX when absent or null). */
+static uint64_t json_num(const char *text, const char *anchor, const char *key)
+{
+    const char *p = anchor ? strstr(text, anchor) : text;
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    p = p ? strstr(p, k) : NULL;
+    if (!p || !strncmp(p + strlen(k), "null", 4))
+        return UINT64_MAX;
+    return strtoull(p + strlen(k), NULL, 10);
+}
+
+/* The four figures the program printed for a dump: allocated, reserved, releasable, fragmented. */
+struct figures {
+    char path[700];
+    uint64_t allocated, reserved, releasable, fragmented;
+};
+
+static int get_figures(const struct run *r, const char *tag, struct figures *f)
+{
+    char want[32];
+    snprintf(want, sizeof want, "figures %s ", tag);
+    const char *p = strstr(r->out, want);
+    return p && sscanf(p + strlen(want), "%699s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, f->path, &f->allocated,
+                       &f->reserved, &f->releasable, &f->fragmented) == 5;
+}
+
+static const char *record(const struct run *r, const char *path, const char *prefix, char *buf, size_t len)
+{
+    (void)r;
+    char *text = read_text(path);
+    const char *p = text ? strstr(text, prefix) : NULL;
+    if (!p) {
+        free(text);
+        return NULL;
+    }
+    size_t n = strcspn(p, "\n");
+    snprintf(buf, len, "%.*s", (int)n, p);
+    free(text);
+    return buf;
+}
+
+static void test_leak(void)
+{
+    struct run r, c;
+    struct figures f1, f2;
+    char buf[512];
+    py(&r, "leak", NULL);
+    int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2);
+    if (!ok(ran, "leak: the program ran under the library, with two dumps")) {
+        diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+        run_free(&r);
+        return;
+    }
+    ok(!strstr(r.err, "Traceback") && !strstr(r.err, "vramtrace:"), "leak: nothing on the program's stderr");
+    ok(record(&r, f1.path, "python ok ", buf, sizeof buf) != NULL, "dump: the interpreter was reached (python ok)");
+    ok(record(&r, f1.path, "bridge torch ok", buf, sizeof buf) && record(&r, f1.path, "bridge cupy absent", buf, sizeof buf),
+       "dump: torch bridged, cupy said absent");
+    ok(strstr(r.out, "history calls [('state', 'alloc', 'python')]") != NULL,
+       "history: switched on once, with enabled=state, context=alloc, stacks=python");
+    ok(record(&r, f1.path, "history torch on", buf, sizeof buf) != NULL, "dump: history on");
+
+    cmd(&c, "report", f2.path, "--json", NULL);
+    const char *torch = "\"allocators\":[{\"name\":\"torch\"";
+    ok(c.status == 0 && strstr(c.out, torch), "report --json: a torch view");
+    is_u64(json_num(c.out, torch, "allocated"), f2.allocated, "torch allocated = memory_allocated()");
+    is_u64(json_num(c.out, torch, "reserved"), f2.reserved, "torch reserved = memory_reserved()");
+    is_u64(json_num(c.out, torch, "releasable"), f2.releasable, "releasable = the snapshot's wholly free segments");
+    is_u64(json_num(c.out, torch, "fragmented"), f2.fragmented, "fragmented = free blocks inside used segments");
+    is_u64(json_num(c.out, torch, "segments_unmatched"), 0, "cross-check: every torch segment is a driver allocation");
+    is_u64(json_num(c.out, "\"devices\":[", "allocated"), f2.allocated,
+           "device allocated: torch's segments replaced by their live blocks");
+    is_u64(json_num(c.out, "\"devices\":[", "cached"), f2.reserved - f2.allocated, "device cached = reserved - allocated");
+    is_u64(json_num(c.out, torch, "blocks_without_stack"), 1, "the block allocated before history was on has no stack");
+    run_free(&c);
+
+    cmd(&c, "report", f2.path, NULL, NULL);
+    ok(strstr(c.out, "keep_request (torch_prog.py:") && strstr(c.out, "(no stack: allocated before torch's block history"),
+       "report: block sites by Python frames (torch's own frames folded away)");
+    ok(strstr(c.out, "caching allocators' segments") != NULL, "report: the segments listed apart");
+    run_free(&c);
+
+    cmd(&c, "diff", f1.path, f2.path, "--json");
+    char delta[64];
+    snprintf(delta, sizeof delta, "\"delta_bytes\":%" PRIu64 ",", f2.allocated - f1.allocated);
+    const char *first = strstr(c.out, "\"sites\":[{");
+    ok(first && strstr(first, "keep_request (torch_prog.py:") < strstr(first, "\"class\"") &&
+           !strncmp(strstr(first, "\"class\""), "\"class\":\"allocated\"", 19) && strstr(first, delta) &&
+           strstr(first, delta) < strstr(first, "},{"),
+       "diff: the top site is keep_request's Python line, class allocated, delta = memory_allocated() growth");
+    ok(strstr(c.out, "\"verdict\":\"leak-suspect\"") != NULL, "diff: leak-suspect");
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_cache(void)
+{
+    struct run r, c;
+    struct figures f1, f2;
+    py(&r, "cache", NULL);
+    char buf[64];
+    if (!ok(r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
+                out_value(&r, "empty_cache returned", buf, sizeof buf),
+            "cache: the program ran")) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    cmd(&c, "diff", f1.path, f2.path, NULL);
+    ok(strstr(c.out, "verdict: cache-growth") && strstr(c.out, "empty_cache() would return"),
+       "diff: reserved grew, allocated did not: cache-growth, with what empty_cache() would return");
+    run_free(&c);
+    cmd(&c, "report", f2.path, "--json", NULL);
+    is_u64(json_num(c.out, "\"devices\":[", "releasable"), strtoull(buf, NULL, 10),
+           "releasable = what empty_cache() then returned");
+    ok(f2.reserved > f1.reserved && f2.allocated == f1.allocated, "the program's own figures: reserved up, allocated flat");
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_timeout(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *env[] = {"VRAMTRACE_BRIDGE_TIMEOUT=0.5", NULL};
+    py(&r, "timeout", env);
+    size_t n = load_dumps(&r, d, 4);
+    ok(r.status == 0 && strstr(r.out, "done"), "timeout: the program ran on, exit 0");
+    if (ok(n == 4, "timeout: four dumps (api, signal, api, exit), every one complete")) {
+        is_str(d[1].python.status, "timeout", "the signal dump while the GIL was held: python timeout");
+        ok(d[1].python.detail && strstr(d[1].python.detail, "0.5 s"), "it says why, with the timeout");
+        ok(d[1].nsegments == 0 && d[1].nallocs == d[0].nallocs, "no torch view, but every driver allocation");
+        is_str(d[2].python.status, "ok", "the next dump, with the GIL free again: python ok");
+        ok(d[2].nsegments > 0, "and torch's segments again");
+        is_str(d[3].python.status, "skipped", "the exit dump does not touch the interpreter");
+    }
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+static void test_raise(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *env[] = {"VRAMTRACE_FAKE_TORCH=raise", NULL};
+    py(&r, "leak", env);
+    size_t n = load_dumps(&r, d, 4);
+    ok(r.status == 0 && strstr(r.out, "done") && !strstr(r.err, "Traceback"),
+       "an allocator that raises: the program sees nothing, exit 0");
+    int said = n > 0 && d[0].nbridges > 0 && !strcmp(d[0].bridges[0].status, "error") && d[0].bridges[0].detail &&
+               strstr(d[0].bridges[0].detail, "RuntimeError: fake allocator failure");
+    ok(said, "the dump says why: bridge torch error RuntimeError: ...");
+    ok(n > 0 && d[0].nallocs > 0 && d[0].ndevices == 1 && d[0].nsegments == 0, "and is complete otherwise");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+static void test_finalizing(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    py(&r, "finalizing", NULL);
+    size_t n = load_dumps(&r, d, 4);
+    ok(r.status == 0 && strstr(r.out, "finalizing True"), "a dump asked for while the interpreter shuts down");
+    if (ok(n == 3, "three dumps")) {
+        is_str(d[1].python.status, "finalizing", "the shutdown dump does not take the GIL: python finalizing");
+        ok(d[1].nallocs > 0, "and is complete");
+    }
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+static void test_async(void)
+{
+    struct run r, c;
+    struct figures f1;
+    const char *env[] = {"VRAMTRACE_FAKE_TORCH=async", NULL};
+    py(&r, "leak", env);
+    if (!ok(r.status == 0 && get_figures(&r, "first", &f1), "cudaMallocAsync backend: the program ran")) {
+        diag("err: %s", r.err);
+        run_free(&r);
+        return;
+    }
+    cmd(&c, "report", f1.path, "--json", NULL);
+    const char *torch = "\"allocators\":[{\"name\":\"torch\",\"backend\":\"cudaMallocAsync\"";
+    ok(strstr(c.out, torch) != NULL, "a torch view of backend cudaMallocAsync");
+    is_u64(json_num(c.out, torch, "allocated"), f1.allocated, "allocated: our live async entries = memory_allocated()");
+    ok(strstr(c.out, "\"source\":\"allocated: live cudaMallocAsync allocations; reserved: the default pool") != NULL,
+       "the view says where each figure comes from");
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_switches(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *off[] = {"VRAMTRACE_TORCH_HISTORY=0", NULL};
+    py(&r, "leak", off);
+    size_t n = load_dumps(&r, d, 4);
+    ok(r.status == 0 && strstr(r.out, "history calls []"), "VRAMTRACE_TORCH_HISTORY=0: history never switched on");
+    int nostack = n > 0;
+    for (size_t i = 0; n && i < d[0].nblocks; i++)
+        nostack &= d[0].blocks[i].pystack == 0;
+    ok(nostack && n > 0 && d[0].nblocks > 0 && !strcmp(d[0].python.history, "off"), "blocks without stacks; history off");
+    free_dumps(d, n);
+    run_free(&r);
+
+    const char *nob[] = {"VRAMTRACE_BRIDGE_TIMEOUT=0", NULL};
+    py(&r, "leak", nob);
+    n = load_dumps(&r, d, 4);
+    ok(n > 0 && !strcmp(d[0].python.status, "skipped") && d[0].nsegments == 0, "VRAMTRACE_BRIDGE_TIMEOUT=0: no bridges");
+    free_dumps(d, n);
+    run_free(&r);
+
+    py(&r, "notorch", NULL);
+    n = load_dumps(&r, d, 4);
+    int absent = n > 0 && d[0].nbridges == 2 && !strcmp(d[0].bridges[0].status, "absent") &&
+                 !strcmp(d[0].bridges[1].status, "absent");
+    ok(absent && !strcmp(d[0].python.status, "ok") && d[0].nallocators == 0,
+       "Python without torch: both bridges say absent, nothing else");
+    ok(n > 0 && d[0].nallocs == 1, "and the driver allocation is there as ever");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+int main(void)
+{
+    snprintf(script, sizeof script, "%s/../tests/progs/torch_prog.py", build_dir());
+    snprintf(pypath, sizeof pypath, "PYTHONPATH=%s/../tests/fake", build_dir());
+    test_leak();
+    test_cache();
+    test_timeout();
+    test_raise();
+    test_finalizing();
+    test_async();
+    test_switches();
+    return tap_done();
+}
