@@ -20,7 +20,8 @@ TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
-            $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/prog_plain
+            $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/prog_plain \
+            $(BUILD)/tests/native_pool
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -99,6 +100,8 @@ $(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/pro
 CXX ?= c++
 $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
+$(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/fake/libcudart.so
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
 $(BUILD)/tests/prog_plain: $(BUILD)/tests/progs/prog_plain.o $(BUILD)/tests/progs/prog_common.o
 	$(CC) -o $@ $^ -ldl
 $(BUILD)/tests/libnext_a.so: $(BUILD)/tests/progs/next_a.o $(BUILD)/tests/libnext_b.so
@@ -138,7 +141,7 @@ bench: all
 FUZZ_SECONDS ?= 60
 fuzz: test
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Itools \
-	  tests/fuzz/fuzz_dumpfile.c tools/vt_dumpfile.c tools/vt_model.c tools/vt_symbols.c \
+	  tests/fuzz/fuzz_dumpfile.c tools/vt_dumpfile.c tools/vt_model.c tools/vt_views.c tools/vt_symbols.c \
 	  -ldw -lelf -lstdc++ -o $(BUILD)/fuzz_dumpfile
 	mkdir -p $(BUILD)/fuzz-corpus
 	sh tests/fuzz/seed.sh $(BUILD)

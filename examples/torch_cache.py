@@ -34,4 +34,5 @@ def main():
           "reserved", torch.cuda.memory_reserved(), flush=True)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,4 +1,5 @@
-/* The torch bridge on the CPU: a Python program (tests/progs/torch_prog.py) allocates through a fake
+/* Caching allocators' views on the CPU. The native hooks: examples/native_pool.c reports its blocks
+ * through vramtrace_block_alloc/free. The torch bridge: a Python program (tests/progs/torch_prog.py) allocates through a fake
  * torch (tests/fake/torch) whose segments come from the fake CUDA runtime, and every bridge path is
  * driven: success with block history, cache growth, a GIL held past the timeout, an allocator that
  * raises, a finalizing interpreter, the cudaMallocAsync backend, history and bridges switched off, and
@@ -257,6 +258,43 @@ static void test_switches(void)
     run_free(&r);
 }
 
+static void test_native_pool(void)
+{
+    struct run r, c;
+    struct vt_dumpfile d[2];
+    const char *args[] = {"200", NULL};
+    run_prog(&r, "native_pool", args, NULL, 0);
+    ok(r.status == 0 && strstr(r.out, "live_blocks"), "native pool: runs without the library (weak hooks)");
+    run_free(&r);
+    run_prog(&r, "native_pool", args, NULL, 1);
+    unsigned segs = 0, nlive = 0;
+    unsigned long long seg_bytes = 0, live = 0;
+    const char *p = strstr(r.out, "segments ");
+    ok(r.status == 0 && p && sscanf(p, "segments %u bytes %llu live_blocks %u live_bytes %llu", &segs, &seg_bytes, &nlive,
+                                    &live) == 4, "native pool under the library: its own figures");
+    size_t n = load_dumps(&r, d, 2);
+    if (ok(n == 1 && !strcmp(d[0].reason, "exit"), "the exit dump")) {
+        is_u64(count_allocs(&d[0], "block", "example_pool", 0), nlive, "one block entry per live block, named by its allocator");
+        char path[700];
+        snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+        cmd(&c, "report", path, "--json", NULL);
+        const char *view = "\"allocators\":[{\"name\":\"example_pool\",\"backend\":\"blocks\"";
+        ok(strstr(c.out, view) != NULL, "report --json: the pool's view");
+        is_u64(json_num(c.out, view, "allocated"), live, "allocated = the pool's live blocks");
+        is_u64(json_num(c.out, view, "reserved"), seg_bytes, "reserved = its segments: the allocations holding blocks");
+        is_u64(json_num(c.out, view, "fragmented"), seg_bytes - live, "fragmented = the free space in them");
+        is_u64(json_num(c.out, "\"devices\":[", "allocated"), live, "device allocated: the blocks, not the segments");
+        run_free(&c);
+        cmd(&c, "report", path, NULL, NULL);
+        const char *site = strstr(c.out, "block (example_pool)");
+        ok(site && strstr(site, "keep_result") && strstr(site, "keep_result") < strstr(c.out, "caching allocators' segments"),
+           "report: the leaked blocks' site is keep_result, above the segments");
+        run_free(&c);
+    }
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     snprintf(script, sizeof script, "%s/../tests/progs/torch_prog.py", build_dir());
@@ -268,5 +306,6 @@ int main(void)
     test_finalizing();
     test_async();
     test_switches();
+    test_native_pool();
     return tap_done();
 }

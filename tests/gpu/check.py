@@ -201,6 +201,15 @@ def check_torch(name, out, config):
             check(tag + " pool used/reserved = memory_allocated()/memory_reserved()",
                   len(pool) == 1 and (pool[0]["used"], pool[0]["reserved"]) == (r["allocated"], r["reserved"]),
                   f"dump {[(p['used'], p['reserved']) for p in pool]}, torch ({r['allocated']}, {r['reserved']})")
+        view = next((a for a in dev["allocators"] if a["name"] == "torch"), None)
+        check(tag + " bridge: torch's view = memory_allocated()/memory_reserved()",
+              view is not None and (view["allocated"], view["reserved"]) == (r["allocated"], r["reserved"]),
+              f"view {view and (view['allocated'], view['reserved'], view['backend'])}, "
+              f"torch ({r['allocated']}, {r['reserved']})")
+        if config != "async":
+            check(tag + " bridge: every torch segment is a driver allocation we hold",
+                  view is not None and view["segments"] > 0 and view["segments_unmatched"] == 0,
+                  f"{view and view['segments_matched']} of {view and view['segments']} matched")
         unnamed = [s for s in other if not s["library"]]
         check(tag + " other allocations named by library", bool(other) and not unnamed,
               "; ".join(f"{s['library']} {s['live_bytes']} ({s['kind']} {s['api']})" for s in other[:4]) +
@@ -220,7 +229,60 @@ def check_cupy(name, out):
     dev = next(x for x in rep["devices"] if x["device"] == 0)
     check(name + " reserved = MemoryPool.total_bytes()", dev["reserved"] == r["total_bytes"],
           f"dump {dev['reserved']}, CuPy {r['version']} total {r['total_bytes']} (used {r['used_bytes']})")
+    view = next((a for a in dev["allocators"] if a["name"] == "cupy"), None)
+    check(name + " bridge: allocated/reserved = used_bytes()/total_bytes()",
+          view is not None and (view["allocated"], view["reserved"]) == (r["used_bytes"], r["total_bytes"]),
+          f"view {view and (view['allocated'], view['reserved'])}, CuPy ({r['used_bytes']}, {r['total_bytes']})")
+    check(name + " bridge: CuPy's segments are the allocations made through CuPy",
+          view is not None and view["segments_matched"] > 0 and dev["allocated"] == r["used_bytes"],
+          f"{view and view['segments_matched']} segments; device allocated {dev['allocated']} = used {r['used_bytes']}")
     overhead_note(name, rep)
+
+
+# ---- the torch bridge (issue 5) ----
+def diff_json(old, new):
+    out = subprocess.run([VRAMTRACE, "diff", old, new, "--json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"vramtrace diff: exit {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def check_bridge(name, folder):
+    rows = {r["tag"]: r for r in json_lines(f"{folder}/out.txt", "bridge")}
+    if "leak" in folder:
+        d = diff_json(rows["first"]["dump"], rows["second"]["dump"])
+        top = d["sites"][0] if d["sites"] else None
+        grew = rows["second"]["allocated"] - rows["first"]["allocated"]
+        want = f"handle (torch_leak.py:{rows['second']['leak_line']})"
+        check(name + " diff top site = the leaking line, class allocated, delta = memory_allocated() growth",
+              top is not None and top["stack"][:1] == [want] and top["class"] == "allocated" and top["delta_bytes"] == grew,
+              f"top {top and (top['stack'][:2], top['class'], top['delta_bytes'])}, want {want}, torch grew {grew}")
+        check(name + " verdict leak-suspect", d["verdict"] == "leak-suspect", f"{d['verdict']}, allocated {d['allocated_delta']:+d}")
+    elif "cache" in folder or "expandable" in folder:
+        d = diff_json(rows["first"]["dump"], rows["second"]["dump"])
+        check(name + " verdict cache-growth", d["verdict"] == "cache-growth",
+              f"{d['verdict']}, reserved {d['reserved_delta']:+d}, allocated {d['allocated_delta']:+d}; torch "
+              f"allocated {rows['first']['allocated']} -> {rows['second']['allocated']}, reserved "
+              f"{rows['first']['reserved']} -> {rows['second']['reserved']}")
+        dev = next(x for x in report(rows["second"]["dump"])["devices"] if x["device"] == 0)
+        view = next((a for a in dev["allocators"] if a["name"] == "torch"), None)
+        check(name + " releasable = what empty_cache() returned", view is not None and
+              view["releasable"] == rows["empty_cache"]["returned"],
+              f"releasable {view and view['releasable']}, empty_cache() returned {rows['empty_cache']['returned']}; "
+              f"fragmented {view and view['fragmented']}")
+        check(name + " view = memory_allocated()/memory_reserved()",
+              view is not None and (view["allocated"], view["reserved"]) == (rows["second"]["allocated"], rows["second"]["reserved"]),
+              f"view {view and (view['allocated'], view['reserved'])}, torch ({rows['second']['allocated']}, {rows['second']['reserved']})")
+    else:
+        r = rows["frag"]
+        dev = next(x for x in report(r["dump"])["devices"] if x["device"] == 0)
+        view = next((a for a in dev["allocators"] if a["name"] == "torch"), None)
+        check(name + " fragmented = torch's own snapshot", view is not None and view["fragmented"] == r["fragmented"] > 0,
+              f"view {view and view['fragmented']}, torch's snapshot {r['fragmented']}")
+    rep = report(rows[next(iter(rows))]["dump"])
+    py = rep["python"]
+    note(name + " bridge cost", f"GIL wait {py['gil_wait_ns'] / 1e3:.0f} us, ran {py['run_ns'] / 1e6:.2f} ms, "
+         f"history {py['torch_history']}" if py else "no python record")
 
 
 # ---- 8: a process that never touches CUDA ----
@@ -294,12 +356,16 @@ def main():
         ("torch default", lambda: check_torch("3 torch default", f"{folder}/torch-default/out.txt", "default")),
         ("torch expandable", lambda: check_torch("4 torch expandable", f"{folder}/torch-expandable/out.txt", "expandable")),
         ("torch async", lambda: check_torch("5 torch cudaMallocAsync", f"{folder}/torch-async/out.txt", "async")),
+        ("bridge leak", lambda: check_bridge("B torch_leak.py", f"{folder}/bridge-leak")),
+        ("bridge cache", lambda: check_bridge("B torch_cache.py", f"{folder}/bridge-cache")),
+        ("bridge frag", lambda: check_bridge("B fragmentation", f"{folder}/bridge-frag")),
+        ("bridge expandable", lambda: check_bridge("B torch_cache.py expandable", f"{folder}/bridge-expandable")),
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
         ("threads", lambda: check_threads("9 two threads + signals", f"{folder}/threads")),
         ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect")),
         ("example torch_leak", lambda: check_example("example torch_leak.py", f"{folder}/example-torch_leak", "leak-suspect")),
-        ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", None)),
+        ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", "cache-growth")),
     ]
     for label, step in steps:
         try:

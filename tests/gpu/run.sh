@@ -42,6 +42,15 @@ for cfg in default expandable async; do
   PYTORCH_CUDA_ALLOC_CONF=$conf VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_truth.py > "$d/out.txt" 2>&1
 done
 
+# The torch bridge: the examples driven request by request, fragmentation, expandable segments.
+for mode in leak cache frag; do
+  d=$(scenario bridge-$mode)
+  VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_bridge.py $mode > "$d/out.txt" 2>&1
+done
+d=$(scenario bridge-expandable)
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB \
+  python3 tests/gpu/torch_bridge.py cache > "$d/out.txt" 2>&1
+
 # 6: CuPy.
 d=$(scenario cupy)
 VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/cupy_pool.py > "$d/out.txt" 2>&1
