@@ -1,5 +1,5 @@
 /* The bridges' C half. At a dump, a helper thread takes the GIL and runs collect() (lib/vt_bridge.py);
- * the dump waits for it at most VRAMTRACE_BRIDGE_TIMEOUT. A helper that did not get the GIL in time
+ * the dump waits at most VRAMTRACE_BRIDGE_TIMEOUT for the GIL. A helper that did not get the GIL in time
  * is abandoned: when it gets the GIL at last it gives it straight back and does nothing, and until
  * then later dumps skip the bridge ("busy") instead of piling up threads. A thread that already
  * holds the GIL (vramtrace_dump() called through a GIL-holding binding) collects inline. No GIL is
@@ -28,10 +28,12 @@ static char vt_hist_result[160];   /* what the last attempt said, for the dumps 
 static pthread_mutex_t vt_hist_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct vt_job {
-    int done, abandoned;
+    int got_gil, done, abandoned;
     uint64_t wait_ns, run_ns;
     char *text;
     char err[160];
+    struct vt_snapshot snap; /* the table, taken while the GIL is still held */
+    int have_snap;
 };
 
 static pthread_mutex_t vt_br_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -52,12 +54,22 @@ void vt_bridge_init(void)
                                                                    : "waiting no CUDA allocation yet");
 }
 
-/* With the GIL held: collect() and its timing. */
+/* With the GIL held: collect() and its timing, then our own table, so that torch's snapshot and ours
+ * are as close in time as they can be (no Python thread allocates in between). */
 static void vt_job_run(struct vt_job *j)
 {
     uint64_t t0 = vt_now_ns();
     j->text = vt_py_call("collect", j->err, sizeof j->err);
     j->run_ns = vt_now_ns() - t0;
+    if (j->text)
+        j->have_snap = vt_table_snapshot(&j->snap) == 0;
+}
+
+static void vt_job_free(struct vt_job *j)
+{
+    free(j->text);
+    if (j->have_snap)
+        vt_snapshot_free(&j->snap);
 }
 
 static void *vt_helper_main(void *arg)
@@ -67,11 +79,12 @@ static void *vt_helper_main(void *arg)
     int g = vt_py_gil_take();
     pthread_mutex_lock(&vt_br_mu);
     int gone = j->abandoned;
+    j->got_gil = 1;
+    j->wait_ns = vt_now_ns() - t0;
+    pthread_cond_broadcast(&vt_br_cv);
     pthread_mutex_unlock(&vt_br_mu);
-    if (!gone) {
-        j->wait_ns = vt_now_ns() - t0;
+    if (!gone)
         vt_job_run(j);
-    }
     vt_py_gil_give(g);
     pthread_mutex_lock(&vt_br_mu);
     j->done = 1;
@@ -80,10 +93,26 @@ static void *vt_helper_main(void *arg)
     pthread_cond_broadcast(&vt_br_cv);
     pthread_mutex_unlock(&vt_br_mu);
     if (gone) {
-        free(j->text);
+        vt_job_free(j);
         free(j);
     }
     return NULL;
+}
+
+#define VT_BRIDGE_RUN_MAX_S 60
+
+static struct timespec vt_deadline(double seconds)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t ns = (uint64_t)(seconds * 1e9);
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec += (long)(ns % 1000000000u);
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
 }
 
 /* Starts the helper and waits for it; returns the status word for the dump's python record. */
@@ -115,34 +144,35 @@ static const char *vt_run_helper(struct vt_job *j, int *keep)
         snprintf(j->err, sizeof j->err, "cannot start the bridge thread: %s", strerror(err));
         return "error";
     }
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    uint64_t ns = (uint64_t)(vt_cfg.bridge_timeout * 1e9);
-    until.tv_sec += (time_t)(ns / 1000000000u);
-    until.tv_nsec += (long)(ns % 1000000000u);
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    /* The timeout bounds the wait for the GIL. Once the helper has it, the interpreter is working for
+     * us (torch's first snapshot with block history imports its symbolizer, seconds): that is waited
+     * for, up to a much longer bound against a program whose Python hangs. */
+    struct timespec gil_until = vt_deadline(vt_cfg.bridge_timeout), run_until = vt_deadline(VT_BRIDGE_RUN_MAX_S);
     pthread_mutex_lock(&vt_br_mu);
-    while (!j->done && pthread_cond_timedwait(&vt_br_cv, &vt_br_mu, &until) != ETIMEDOUT)
+    while (!j->done && !j->got_gil && pthread_cond_timedwait(&vt_br_cv, &vt_br_mu, &gil_until) != ETIMEDOUT)
         ;
-    int done = j->done;
+    while (!j->done && j->got_gil && pthread_cond_timedwait(&vt_br_cv, &vt_br_mu, &run_until) != ETIMEDOUT)
+        ;
+    int done = j->done, got = j->got_gil;
     if (!done) {
         j->abandoned = 1; /* the helper frees the job */
         *keep = 0;
     }
     pthread_mutex_unlock(&vt_br_mu);
     if (!done) {
-        snprintf(j->err, sizeof j->err, "the GIL was not free within %g s (VRAMTRACE_BRIDGE_TIMEOUT)",
-                 vt_cfg.bridge_timeout);
+        if (got)
+            snprintf(j->err, sizeof j->err, "the bridge still ran after %d s", VT_BRIDGE_RUN_MAX_S);
+        else
+            snprintf(j->err, sizeof j->err, "the GIL was not free within %g s (VRAMTRACE_BRIDGE_TIMEOUT)",
+                     vt_cfg.bridge_timeout);
         return "timeout";
     }
     return j->text ? "ok" : "error";
 }
 
-char *vt_bridge_collect(enum vt_reason reason)
+char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *have_snap)
 {
+    *have_snap = 0;
     if (!vt_py_hosted())
         return NULL;
     struct vt_job local = {0}, *j = &local;
@@ -183,7 +213,12 @@ char *vt_bridge_collect(enum vt_reason reason)
         out[(size_t)n + body] = 0;
     }
     if (keep) {
-        free(j->text);
+        if (out && j->have_snap && !strcmp(status, "ok")) {
+            *snap = j->snap; /* handed over to the dump */
+            *have_snap = 1;
+            j->have_snap = 0;
+        }
+        vt_job_free(j);
         if (j != &local)
             free(j);
     }

@@ -7,11 +7,13 @@
 #include <stdatomic.h>
 
 #include "vt_dump.h"
+#include "vt_table.h"
 
 /* Runs the bridges for a dump about to be written, holding no vramtrace lock (the caller's thread
  * may be waited on by the GIL's holder). Returns the dump records to add (malloc'd), or NULL for a
- * process that hosts no Python. */
-char *vt_bridge_collect(enum vt_reason reason);
+ * process that hosts no Python. When the bridges ran, *snap is the table taken right after them (set
+ * *have_snap) for the dump to use and free. */
+char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *have_snap);
 
 /* The history switch, driven from allocations: 0 = ask at the next allocation, anything else = an
  * attempt is under way, waits for its retry time, or is over. */

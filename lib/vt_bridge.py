@@ -38,13 +38,24 @@ def _torch_cuda():
     return torch, ""
 
 
+_warm = False
+
+
 def _torch(out):
+    global _warm
     torch, why = _torch_cuda()
     if torch is None:
         out.append("bridge torch absent " + why)
         return
     backend = torch.cuda.get_allocator_backend()
-    segments = torch.cuda.memory._snapshot()["segments"] if backend == "native" else []
+    segments = []
+    if backend == "native":
+        segments = torch.cuda.memory._snapshot()["segments"]
+        if not _warm:
+            # With block history on, torch's first snapshot imports its symbolizer (seconds, measured
+            # on the H200) after taking the state, which is stale by then: take a fresh one.
+            _warm = True
+            segments = torch.cuda.memory._snapshot()["segments"]
     devices = {s["device"] for s in segments}
     if not devices:
         devices = {d for d in range(torch.cuda.device_count())

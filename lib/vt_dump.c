@@ -230,10 +230,12 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
     fputs("end\n", f);
 }
 
-int vt_dump_write(enum vt_reason reason, const char *bridge, char *path, size_t len)
+int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len)
 {
     struct vt_snapshot s;
-    if (vt_table_snapshot(&s) < 0) {
+    if (given)
+        s = *given;
+    else if (vt_table_snapshot(&s) < 0) {
         vt_say_once(VT_ONCE_NOMEM, "out of memory: no dump written");
         return -1;
     }

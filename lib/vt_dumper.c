@@ -47,9 +47,11 @@ static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
 static int vt_dump_now(enum vt_reason reason, char *path, size_t len)
 {
     /* The bridges run before the dump lock is taken: a thread holding the GIL may be waiting for it. */
-    char *bridge = vt_bridge_collect(reason);
+    struct vt_snapshot snap;
+    int have_snap;
+    char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
     pthread_mutex_lock(&vt_dump_lock);
-    int r = vt_dump_write(reason, bridge, path, len);
+    int r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len);
     pthread_mutex_unlock(&vt_dump_lock);
     free(bridge);
     return r;

@@ -79,7 +79,7 @@ static unsigned long vt_latest_seq(const char *dir, long pid)
 int vt_cmd_dump(int argc, char **argv)
 {
     long pid = 0;
-    double timeout = 10;
+    double timeout = 30;
     const char *dir_opt = NULL;
     for (int i = 1; i < argc; i++) {
         char *end;

@@ -165,9 +165,12 @@ def check_kinds(name, out, labels):
 
 # ---- 3, 4, 5: PyTorch's three allocator configurations ----
 def torch_sites(rep):
+    """Torch's segments (stacks through its caching allocator), and the allocations outside torch;
+    torch's blocks (sites of kind block, from the bridge) are neither."""
     torch, other = [], []
     for s in rep["sites"]:
-        (torch if any("CUDACachingAllocator" in f for f in s["stack"]) else other).append(s)
+        if s["kind"] != "block":
+            (torch if any("CUDACachingAllocator" in f or "libc10_cuda" in f for f in s["stack"]) else other).append(s)
     return torch, other
 
 
