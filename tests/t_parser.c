@@ -88,32 +88,41 @@ int main(void)
     newer[15] = '9'; /* "vramtrace-dump 1" -> "vramtrace-dump 9" */
     expect_bad(r.dir, "newer.dump", newer, len, 1, "newer than this reader");
     free(newer);
-    char *bad = malloc(len + 128);
+    char *bad = malloc(len + 512);
     char *at = strstr(good, "\nalloc ");
     size_t head = (size_t)(at - good) + 1;
-    memcpy(bad, good, head);
-    int n = sprintf(bad + head, "alloc 0x10 12x device cuMemAlloc_v2 0 0x0 0x0 0x0 0 1 1 1 1\n");
-    memcpy(bad + head + n, good + head, len - head);
-    expect_bad(r.dir, "garbage.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
-               "not a number: '12x'");
+    int at_line = count_lines(good, "") - count_lines(at + 1, "") + 1; /* the first alloc line */
+    /* The good dump with text put in before its first alloc line; the error expected line_in lines
+     * into that text. */
+#define INSERTED(name, text, line_in, want)                                                          \
+    do {                                                                                           \
+        memcpy(bad, good, head);                                                                   \
+        int n_ = sprintf(bad + head, "%s", text);                                                  \
+        memcpy(bad + head + n_, good + head, len - head);                                          \
+        expect_bad(r.dir, name, bad, len + (size_t)n_, at_line + (line_in), want);                 \
+    } while (0)
+    INSERTED("garbage.dump", "alloc 0x10 12x device cuMemAlloc_v2 0 0x0 0x0 0x0 0 1 1 1 1\n", 0, "not a number: '12x'");
     memcpy(bad, good, len);
     memcpy(bad + len, "alloc\n", 6);
     expect_bad(r.dir, "after-end.dump", bad, len + 6, lines + 1, "after the closing 'end'");
-    memcpy(bad, good, head);
-    n = sprintf(bad + head, "bogus 1 2 3\n");
-    memcpy(bad + head + n, good + head, len - head);
-    expect_bad(r.dir, "unknown.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
-               "unknown record 'bogus'");
-    memcpy(bad, good, head);
-    n = sprintf(bad + head, "alloc 0x10 12 devicex cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n");
-    memcpy(bad + head + n, good + head, len - head);
-    expect_bad(r.dir, "kind.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
-               "unknown allocation kind 'devicex'");
-    memcpy(bad, good, head);
-    n = sprintf(bad + head, "alloc 0x10 12 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 987654 1 1 1\n");
-    memcpy(bad + head + n, good + head, len - head);
-    expect_bad(r.dir, "nostack.dump", bad, len + (size_t)n, count_lines(good, "") - count_lines(at + 1, "") + 1,
-               "refers to stack 987654");
+    INSERTED("unknown.dump", "bogus 1 2 3\n", 0, "unknown record 'bogus'");
+    INSERTED("kind.dump", "alloc 0x10 12 devicex cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n", 0,
+             "unknown allocation kind 'devicex'");
+    INSERTED("nostack.dump", "alloc 0x10 12 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 987654 1 1 1\n", 0,
+             "refers to stack 987654");
+    /* The caching allocators' records. */
+    INSERTED("orphan-block.dump", "block 0x1000 16 16 active_allocated 0\n", 0, "a block before any segment");
+    INSERTED("outside.dump", "segment 0x1000 4096 0 torch small 0.0 fixed\nblock 0x3000 16 16 active_allocated 0\n", 1,
+             "is not inside its segment");
+    INSERTED("state.dump", "segment 0x1000 4096 0 torch small 0.0 fixed\nblock 0x1000 16 16 weird 0\n", 1,
+             "unknown block state 'weird'");
+    INSERTED("nopystack.dump", "segment 0x1000 4096 0 torch small 0.0 fixed\nblock 0x1000 16 16 active_allocated 7\n", 1,
+             "refers to pystack 7");
+    INSERTED("nopyframe.dump", "pystack 1 1 5\n", 0, "refers to pyframe 5");
+    INSERTED("segkind.dump", "segment 0x1000 4096 0 torch small 0.0 stretchy\n", 0, "expandable or fixed");
+    INSERTED("python.dump", "python ok 1\n", 0, "'python' record needs");
+    INSERTED("twopython.dump", "python ok 1 2 -\npython ok 1 2 -\n", 1, "a second 'python' record");
+#undef INSERTED
     free(bad);
     free(good);
     run_free(&r);

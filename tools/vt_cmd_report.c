@@ -69,10 +69,14 @@ static void vt_view_text(const struct vt_view *w)
         printf("  %-13s its own totals: allocated %s, reserved %s%s\n", "", a, b,
                same ? " (the same)" : " (they differ: see the cross-check)");
     }
-    if (w->segments && strcmp(w->backend, "cudaMallocAsync"))
+    if (w->segments && strcmp(w->backend, "cudaMallocAsync")) {
         printf("  %-13s cross-check: %llu of %llu segments are driver allocations vramtrace holds%s\n", "",
                (unsigned long long)w->matched, (unsigned long long)w->segments,
                w->unmatched ? "; the others are not counted in allocated" : "");
+        if (w->orphans)
+            printf("  %-13s %llu driver allocation%s by this allocator %s not in its snapshot (counted as allocated)\n", "",
+                   (unsigned long long)w->orphans, w->orphans == 1 ? "" : "s", w->orphans == 1 ? "is" : "are");
+    }
 }
 
 static void vt_bridges_text(const struct vt_dumpfile *d)
@@ -83,7 +87,7 @@ static void vt_bridges_text(const struct vt_dumpfile *d)
     printf("\nbridges (this process hosts Python)\n");
     printf("  %-13s %s", "interpreter", py->status);
     if (!strcmp(py->status, "ok"))
-        printf(": waited %.0f µs for the GIL, ran %.0f µs", vt_us(py->wait_ns), vt_us(py->run_ns));
+        printf(": waited %.0f µs for the GIL, ran %.1f ms", vt_us(py->wait_ns), vt_us(py->run_ns) / 1e3);
     if (py->detail)
         printf(": %s", py->detail);
     putchar('\n');
@@ -269,9 +273,9 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
                 vt_json_u64(f, vv[k]);
             }
             fprintf(f, ",\"segments\":%llu,\"blocks\":%llu,\"blocks_without_stack\":%llu,\"segments_matched\":%llu,"
-                       "\"segments_unmatched\":%llu,\"source\":",
+                       "\"segments_unmatched\":%llu,\"driver_allocations_unmatched\":%llu,\"source\":",
                     (unsigned long long)w->segments, (unsigned long long)w->blocks, (unsigned long long)w->blocks_nostack,
-                    (unsigned long long)w->matched, (unsigned long long)w->unmatched);
+                    (unsigned long long)w->matched, (unsigned long long)w->unmatched, (unsigned long long)w->orphans);
             vt_json_str(f, w->source ? w->source : "");
             fputc('}', f);
         }

@@ -219,6 +219,15 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
                         "allocations made through CuPy";
         } else if (v->segments) {
             v->source = "torch.cuda.memory._snapshot(): segments and blocks";
+            /* The other way round: memory torch's allocator took that its snapshot does not list. */
+            for (size_t k = 0; k < d->nallocs; k++)
+                if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
+                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "libc10_cuda"))
+                    v->orphans++;
+            for (size_t k = 0; k < d->nphys; k++)
+                if (d->phys[k].device == v->device && vw->phys_role[k] == VT_ROLE_ALLOCATED &&
+                    vt_stack_through(d, d->phys[k].stack, "libc10_cuda"))
+                    v->orphans++;
         }
     }
     /* Blocks from the native hooks: a block's segment is the device allocation that contains it. */

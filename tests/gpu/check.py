@@ -210,9 +210,11 @@ def check_torch(name, out, config):
               f"view {view and (view['allocated'], view['reserved'], view['backend'])}, "
               f"torch ({r['allocated']}, {r['reserved']})")
         if config != "async":
-            check(tag + " bridge: every torch segment is a driver allocation we hold",
-                  view is not None and view["segments"] > 0 and view["segments_unmatched"] == 0,
-                  f"{view and view['segments_matched']} of {view and view['segments']} matched")
+            check(tag + " bridge cross-check: torch's segments = the driver allocations of its allocator",
+                  view is not None and view["segments"] > 0 and view["segments_unmatched"] == 0 and
+                  view["driver_allocations_unmatched"] == 0,
+                  f"{view and view['segments_matched']} of {view and view['segments']} segments matched, "
+                  f"{view and view['driver_allocations_unmatched']} driver allocations unmatched")
         unnamed = [s for s in other if not s["library"]]
         check(tag + " other allocations named by library", bool(other) and not unnamed,
               "; ".join(f"{s['library']} {s['live_bytes']} ({s['kind']} {s['api']})" for s in other[:4]) +
