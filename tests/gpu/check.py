@@ -332,7 +332,7 @@ def check_threads(name, folder):
 
 
 # ---- the examples: the README's commands ----
-def check_example(name, folder, verdict):
+def check_example(name, folder, verdict, top_frame=None):
     path = os.path.join(folder, "diff.json")
     if not os.path.exists(path):
         check(name + " ran", False, f"no diff; see {folder}")
@@ -342,10 +342,10 @@ def check_example(name, folder, verdict):
     top = diff["sites"][0] if diff["sites"] else None
     detail = (f"verdict {diff['verdict']}, allocated {diff['allocated_delta']:+d}, reserved {diff['reserved_delta']:+d}"
               + (f"; top site {top['delta_bytes']:+d} {top['kind']} {top['api']} at {top['stack'][:2]}" if top else ""))
-    if verdict:
-        check(name + " verdict " + verdict, diff["verdict"] == verdict, detail)
-    else:
-        note(name, detail)
+    check(name + " verdict " + verdict, diff["verdict"] == verdict, detail)
+    if top_frame:
+        check(name + " top site: " + top_frame, top is not None and top["class"] == "allocated" and
+              bool(top["stack"]) and top["stack"][0].startswith(top_frame), detail)
 
 
 def main():
@@ -368,8 +368,10 @@ def main():
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
         ("threads", lambda: check_threads("9 two threads + signals", f"{folder}/threads")),
-        ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect")),
-        ("example torch_leak", lambda: check_example("example torch_leak.py", f"{folder}/example-torch_leak", "leak-suspect")),
+        ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect",
+                                                           "remember_request_for_debugging")),
+        ("example torch_leak", lambda: check_example("example torch_leak.py", f"{folder}/example-torch_leak", "leak-suspect",
+                                                            "handle (torch_leak.py:")),
         ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", "cache-growth")),
     ]
     for label, step in steps:

@@ -75,26 +75,8 @@ while ! grep -q done "$d/preloaded.txt"; do kill -USR1 $pid 2>/dev/null && n=$((
 wait $pid
 echo "sent $n" > "$d/signals.txt"
 
-# The examples, with the README's commands: dump when warm and 8 s later, then diff and report.
-example() {
-  name=$1; shift
-  d=$(scenario example-$name)
-  "$B/vramtrace" run --dir "$d/dumps" -- "$@" > "$d/out.txt" 2>&1 &
-  pid=$!
-  tries=0
-  until grep -q warm "$d/out.txt" 2>/dev/null || [ $tries -gt 600 ]; do sleep 0.1; tries=$((tries + 1)); done
-  first=$("$B/vramtrace" dump $pid)
-  sleep 8
-  second=$("$B/vramtrace" dump $pid)
-  wait $pid
-  "$B/vramtrace" report "$second" --top 3 > "$d/report.txt" 2>&1
-  "$B/vramtrace" diff "$first" "$second" > "$d/diff.txt" 2>&1
-  "$B/vramtrace" diff "$first" "$second" --json > "$d/diff.json" 2>&1
-}
-nvcc -O2 -g -cudart shared -o "$R/cuda_leak" examples/cuda_leak.cu
-example cuda_leak "$R/cuda_leak" 2400
-example torch_leak python3 examples/torch_leak.py 12
-example torch_cache python3 examples/torch_cache.py 12
+# The examples, with the README's commands (tests/gpu/examples.sh).
+sh tests/gpu/examples.sh "$R"
 
 cat "$R/versions.txt"
 python3 tests/gpu/check.py "$R" "$B/vramtrace" > "$R/check.txt" 2>&1
