@@ -77,10 +77,11 @@ static const char *record(const struct run *r, const char *path, const char *pre
 static void test_leak(void)
 {
     struct run r, c;
-    struct figures f1, f2;
+    struct figures f1, f2, f3;
     char buf[512];
     py(&r, "leak", NULL);
-    int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2);
+    int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
+              get_figures(&r, "third", &f3);
     if (!ok(ran, "leak: the program ran under the library, with two dumps")) {
         diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
         run_free(&r);
@@ -124,6 +125,14 @@ static void test_leak(void)
        "diff: the top site is keep_request's Python line, class allocated, delta = memory_allocated() growth");
     ok(strstr(c.out, "\"verdict\":\"leak-suspect\"") != NULL, "diff: leak-suspect");
     run_free(&c);
+
+    const char *targs[] = {"trend", f1.path, f2.path, f3.path, "--json", NULL};
+    run_prog(&c, "../vramtrace", targs, NULL, 0);
+    const char *site = strstr(c.out, "\"sites\":[{\"stack\":[\"keep_request (torch_prog.py:");
+    ok(site && !strncmp(strstr(site, "\"class\""), "\"class\":\"allocated\"", 19) &&
+           strstr(c.out, "\"verdict\":\"leak-suspect\""),
+       "trend: the growing block site first, class allocated, verdict leak-suspect");
+    run_free(&c);
     run_free(&r);
 }
 
@@ -133,7 +142,7 @@ static void test_cache(void)
     struct figures f1, f2;
     py(&r, "cache", NULL);
     char buf[64];
-    if (!ok(r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
+    if (!ok(r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "third", &f2) &&
                 out_value(&r, "empty_cache returned", buf, sizeof buf),
             "cache: the program ran")) {
         diag("status %d, err: %s", r.status, r.err);

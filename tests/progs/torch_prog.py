@@ -59,13 +59,14 @@ for i in range(4):
     keep_request(kept, 1 << 20)
 figures(torch, "first", dump("first"))
 if mode in ("leak", "cache"):
-    for i in range(6):
-        if mode == "leak":
-            keep_request(kept, 1 << 20)
-        else:
-            t = torch.empty((i + 2) * (25 << 20))  # ever larger, freed at once: cache grows
-            del t
-    figures(torch, "second", dump("second"))
+    for tag, start in (("second", 0), ("third", 6)):
+        for i in range(start, start + 6):
+            if mode == "leak":
+                keep_request(kept, 1 << 20)
+            else:
+                t = torch.empty((i + 2) * (25 << 20))  # ever larger, freed at once: cache grows
+                del t
+        figures(torch, tag, dump(tag))
     before = torch.cuda.memory_reserved()
     torch.cuda.empty_cache()
     print("empty_cache returned", before - torch.cuda.memory_reserved(), flush=True)

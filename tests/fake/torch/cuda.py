@@ -30,9 +30,10 @@ class _Allocator:
         self.async_live = {}
 
     def _frames(self):
+        # Taken when the request comes in, before any cudaMalloc, as torch gathers its context.
         if not self.history:
             return []
-        f = sys._getframe(3)  # the caller of torch.empty()
+        f = sys._getframe(2)  # Tensor.__init__, then torch.empty() and its caller
         out = []
         while f is not None:
             out.append({"name": f.f_code.co_name, "filename": f.f_code.co_filename, "line": f.f_lineno})
@@ -43,6 +44,7 @@ class _Allocator:
         global _initialized
         _initialized = True
         size = max(512, (nbytes + 511) // 512 * 512)
+        frames = self._frames()
         if _mode == "async":
             p = ctypes.c_void_p()
             if _rt.cudaMallocAsync(ctypes.byref(p), ctypes.c_size_t(size), None) != 0:
@@ -55,21 +57,21 @@ class _Allocator:
                 continue
             for i, b in enumerate(seg.blocks):
                 if b[3] == "inactive" and b[1] >= size:
-                    return self._take(seg, i, size, nbytes)
+                    return self._take(seg, i, size, nbytes, frames)
         seg_size = 2 * MiB if small else 20 * MiB if size < 10 * MiB else (size + 2 * MiB - 1) // (2 * MiB) * 2 * MiB
         p = ctypes.c_void_p()
         if _rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(seg_size)) != 0:
             raise RuntimeError("CUDA out of memory")
         seg = _Segment(p.value, seg_size, small)
         self.segments.append(seg)
-        return self._take(seg, 0, size, nbytes)
+        return self._take(seg, 0, size, nbytes, frames)
 
-    def _take(self, seg, i, size, requested):
+    def _take(self, seg, i, size, requested, frames):
         b = seg.blocks[i]
         if b[1] > size:
             seg.blocks.insert(i + 1, [b[0] + size, b[1] - size, 0, "inactive", []])
             b[1] = size
-        b[2], b[3], b[4] = requested, "active_allocated", self._frames()
+        b[2], b[3], b[4] = requested, "active_allocated", frames
         return (seg, b[0])
 
     def free(self, handle):
