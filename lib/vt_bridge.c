@@ -9,7 +9,6 @@
  * dumper thread after an allocation told it CUDA memory is in use: never from inside an allocation. */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "vt_dumper.h"
 #include "vt_python.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE };
 atomic_int vt_bridge_history_state;
@@ -127,16 +127,7 @@ static const char *vt_run_helper(struct vt_job *j, int *keep)
     }
     vt_br_busy = 1;
     pthread_mutex_unlock(&vt_br_mu);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int err = pthread_create(&t, &attr, vt_helper_main, j);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = vt_thread_start(vt_helper_main, j);
     if (err) {
         pthread_mutex_lock(&vt_br_mu);
         vt_br_busy = 0;

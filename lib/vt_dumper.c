@@ -21,6 +21,7 @@
 #include "vt_real.h"
 #include "vt_stack.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 static int vt_pipe[2] = {-1, -1};
 static struct sigaction vt_prev_action;
@@ -118,16 +119,7 @@ static int vt_start_dumper(void)
         return -1;
     }
     fcntl(vt_pipe[1], F_SETFL, O_NONBLOCK);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
-    int err = pthread_create(&t, &attr, vt_dumper_main, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = vt_thread_start(vt_dumper_main, NULL);
     if (err) {
         vt_say_once(VT_ONCE_THREAD, "cannot start the dumper thread: %s; only exit and API dumps are written",
                     strerror(err));

@@ -40,10 +40,10 @@ struct vt_by_addr {
     size_t n;
 };
 
-static const struct vt_dumpfile *vt_sort_d;
-static int vt_addr_cmp(const void *a, const void *b)
+static int vt_addr_cmp(const void *a, const void *b, void *dump)
 {
-    uint64_t x = vt_sort_d->allocs[*(const size_t *)a].addr, y = vt_sort_d->allocs[*(const size_t *)b].addr;
+    const struct vt_dumpfile *d = dump;
+    uint64_t x = d->allocs[*(const size_t *)a].addr, y = d->allocs[*(const size_t *)b].addr;
     return x < y ? -1 : x > y;
 }
 
@@ -57,8 +57,7 @@ static int vt_by_addr_build(const struct vt_dumpfile *d, const char *kind, struc
     for (size_t i = 0; i < d->nallocs; i++)
         if (!strcmp(d->allocs[i].kind, kind))
             b->ix[b->n++] = i;
-    vt_sort_d = d;
-    qsort(b->ix, b->n, sizeof *b->ix, vt_addr_cmp);
+    qsort_r(b->ix, b->n, sizeof *b->ix, vt_addr_cmp, (void *)d);
     return 0;
 }
 
