@@ -21,7 +21,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/prog_plain \
-            $(BUILD)/tests/native_pool
+            $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -102,6 +102,10 @@ $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/fake/libcudart.so
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
+$(BUILD)/tests/libpy_helpers.so: $(BUILD)/tests/progs/py_helpers.o $(BUILD)/fake/libcudart.so
+	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake' -lpthread
+$(BUILD)/tests/prog_newpy: $(BUILD)/tests/progs/prog_newpy.o $(BUILD)/fake/libcudart.so
+	$(CC) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
 $(BUILD)/tests/prog_plain: $(BUILD)/tests/progs/prog_plain.o $(BUILD)/tests/progs/prog_common.o
 	$(CC) -o $@ $^ -ldl
 $(BUILD)/tests/libnext_a.so: $(BUILD)/tests/progs/next_a.o $(BUILD)/tests/libnext_b.so

@@ -48,6 +48,12 @@ static uint64_t vt_owner_index(const char *name)
     return (uint64_t)i;
 }
 
+void vt_blocks_atfork_child(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&vt_owner_lock, &mu, sizeof mu);
+}
+
 const char *vt_block_owner(uint64_t index)
 {
     return index < VT_MAX_OWNERS ? vt_owners[index] : vt_owners[0];

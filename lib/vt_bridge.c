@@ -40,13 +40,27 @@ static pthread_mutex_t vt_br_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vt_br_cv;
 static int vt_br_busy; /* a helper thread is alive */
 
-void vt_bridge_init(void)
+static void vt_bridge_cond_init(void)
 {
     pthread_condattr_t a;
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
     pthread_cond_init(&vt_br_cv, &a);
     pthread_condattr_destroy(&a);
+}
+
+void vt_bridge_atfork_child(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&vt_br_mu, &mu, sizeof mu);
+    memcpy(&vt_hist_mu, &mu, sizeof mu);
+    vt_bridge_cond_init();
+    vt_br_busy = 0;
+}
+
+void vt_bridge_init(void)
+{
+    vt_bridge_cond_init();
     int off = !vt_cfg.torch_history || vt_cfg.bridge_timeout <= 0;
     atomic_store(&vt_bridge_history_state, off ? VT_HIST_DONE : VT_HIST_ASK);
     snprintf(vt_hist_result, sizeof vt_hist_result, "%s",

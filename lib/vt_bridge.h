@@ -28,5 +28,7 @@ static inline void vt_bridge_saw_alloc(void)
 void vt_bridge_history_work(void);
 int vt_bridge_history_wait_ms(void);
 void vt_bridge_init(void);
+/* In a fork child: no bridge thread survived the fork, whatever it held is free again. */
+void vt_bridge_atfork_child(void);
 
 #endif

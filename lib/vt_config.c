@@ -7,6 +7,7 @@
 
 #include "vt_config.h"
 #include "vt_log.h"
+#include "vt_pystack.h"
 #include "vt_signame.h"
 
 struct vt_config vt_cfg;
@@ -51,14 +52,25 @@ static double vt_parse_timeout(const char *v)
     return 2;
 }
 
-static int vt_parse_depth(const char *v)
+static int vt_parse_int(const char *name, const char *v, long lo, long hi, int dflt)
 {
     char *end;
     long d = strtol(v, &end, 10);
-    if (*v && !*end && d >= 0 && d <= VT_DEPTH_MAX)
+    if (*v && !*end && d >= lo && d <= hi)
         return (int)d;
-    vt_say("VRAMTRACE_DEPTH=%s is not a number from 0 to %d; using %d", v, VT_DEPTH_MAX, VT_DEPTH_DEFAULT);
-    return VT_DEPTH_DEFAULT;
+    vt_say("%s=%s is not a number from %ld to %ld; using %d", name, v, lo, hi, dflt);
+    return dflt;
+}
+
+static double vt_parse_wait(const char *v)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (*v && !*end && d >= 0 && d <= 10000)
+        return d;
+    vt_say("VRAMTRACE_PY_WAIT=%s is not a number of milliseconds from 0 to 10000 (0: only threads holding the "
+           "GIL); using %d", v, VT_PY_WAIT_DEFAULT);
+    return VT_PY_WAIT_DEFAULT;
 }
 
 void vt_config_load(void)
@@ -71,6 +83,9 @@ void vt_config_load(void)
     vt_cfg.depth = VT_DEPTH_DEFAULT;
     vt_cfg.bridge_timeout = 2;
     vt_cfg.torch_history = 1;
+    vt_cfg.python = 1;
+    vt_cfg.py_depth = VT_PY_DEPTH_DEFAULT;
+    vt_cfg.py_wait = VT_PY_WAIT_DEFAULT;
 
     if ((v = getenv("VRAMTRACE_DIR")) && *v) {
         if (strlen(v) >= sizeof vt_cfg.dir - 64)
@@ -87,9 +102,15 @@ void vt_config_load(void)
     if ((v = getenv("VRAMTRACE_INTERVAL")) && *v)
         vt_cfg.interval = vt_parse_interval(v);
     if ((v = getenv("VRAMTRACE_DEPTH")) && *v)
-        vt_cfg.depth = vt_parse_depth(v);
+        vt_cfg.depth = vt_parse_int("VRAMTRACE_DEPTH", v, 0, VT_DEPTH_MAX, VT_DEPTH_DEFAULT);
     if ((v = getenv("VRAMTRACE_BRIDGE_TIMEOUT")) && *v)
         vt_cfg.bridge_timeout = vt_parse_timeout(v);
     if ((v = getenv("VRAMTRACE_TORCH_HISTORY")) && *v)
         vt_cfg.torch_history = vt_parse_bool("VRAMTRACE_TORCH_HISTORY", v, 1);
+    if ((v = getenv("VRAMTRACE_PYTHON")) && *v)
+        vt_cfg.python = vt_parse_bool("VRAMTRACE_PYTHON", v, 1);
+    if ((v = getenv("VRAMTRACE_PY_DEPTH")) && *v)
+        vt_cfg.py_depth = vt_parse_int("VRAMTRACE_PY_DEPTH", v, 1, VT_PY_DEPTH_MAX, VT_PY_DEPTH_DEFAULT);
+    if ((v = getenv("VRAMTRACE_PY_WAIT")) && *v)
+        vt_cfg.py_wait = vt_parse_wait(v);
 }

@@ -6,6 +6,7 @@
 
 #define VT_DEPTH_DEFAULT 32
 #define VT_DEPTH_MAX 128
+#define VT_PY_WAIT_DEFAULT 10
 
 struct vt_config {
     char dir[PATH_MAX]; /* empty: working directory, else /tmp */
@@ -16,6 +17,9 @@ struct vt_config {
     int depth;          /* frames kept per stack; 0: stacks off */
     double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
     int torch_history;  /* switch on torch's block history once its CUDA allocator is up */
+    int python;         /* Python call sites for allocations */
+    int py_depth;       /* Python frames kept per stack */
+    double py_wait;     /* ms a thread that released the GIL waits for its frames; 0: only GIL holders */
 };
 
 extern struct vt_config vt_cfg;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 #include "vt_dump.h"
 #include "vt_log.h"
 #include "vt_modules.h"
+#include "vt_pycapture.h"
+#include "vt_pystack.h"
 #include "vt_stack.h"
 #include "vt_table.h"
 
@@ -65,15 +68,34 @@ static int vt_cmp_pc(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Stacks referenced by live entries (or the last OOM), their frames' dladdr names. */
-static void vt_write_stacks(FILE *f, const struct vt_snapshot *s)
+/* The highest id of the records "<prefix> ID ..." in text (the bridges' pyframes and pystacks). */
+static uint32_t vt_max_id(const char *text, const char *prefix)
+{
+    uint32_t max = 0;
+    size_t len = strlen(prefix);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, prefix, len)) {
+            unsigned long v = strtoul(p + len, NULL, 10);
+            if (v > max && v < UINT32_MAX / 2)
+                max = (uint32_t)v;
+        }
+    return max;
+}
+
+/* Stacks referenced by live entries (or the last OOM), their frames' dladdr names, and their Python
+ * stacks, numbered after the bridges' own. */
+static void vt_write_stacks(FILE *f, const struct vt_snapshot *s, const char *bridge)
 {
     uint32_t count;
     const struct vt_stack *head = vt_stack_all(&count);
     if (!count)
         return;
-    unsigned char *used = calloc(count + 1, 1);
-    if (!used) {
+    /* Read after the native stacks: every Python stack they refer to is older. */
+    uint32_t pycount = vt_pystack_count();
+    unsigned char *used = calloc(count + 1, 1), *pyused = calloc((size_t)pycount + 1, 1);
+    if (!used || !pyused) {
+        free(used);
+        free(pyused);
         vt_say_once(VT_ONCE_NOMEM, "out of memory while writing a dump; its stacks are left out");
         return;
     }
@@ -87,6 +109,7 @@ static void vt_write_stacks(FILE *f, const struct vt_snapshot *s)
         used[s->oom.stack] = 1;
     used[0] = 0;
 
+    uint32_t frame_base = vt_max_id(bridge, "pyframe "), stack_base = vt_max_id(bridge, "pystack ");
     size_t npc = 0;
     for (const struct vt_stack *st = head; st; st = st->next) {
         if (!used[st->id])
@@ -94,9 +117,13 @@ static void vt_write_stacks(FILE *f, const struct vt_snapshot *s)
         fprintf(f, "stack %u %u", st->id, st->n);
         for (uint32_t j = 0; j < st->n; j++)
             fprintf(f, " 0x%lx", (unsigned long)st->pc[j]);
-        fputc('\n', f);
+        fprintf(f, " %u\n", st->py ? stack_base + st->py : 0);
+        if (st->py <= pycount)
+            pyused[st->py] = 1;
         npc += st->n;
     }
+    vt_pystack_write(f, pyused, pycount, frame_base, stack_base);
+    free(pyused);
     uintptr_t *pcs = malloc((npc ? npc : 1) * sizeof *pcs);
     if (pcs) {
         size_t k = 0;
@@ -198,6 +225,7 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
                 (unsigned long long)kc->allocs, (unsigned long long)kc->frees, (unsigned long long)kc->bytes_alloc,
                 (unsigned long long)kc->bytes_freed);
     }
+    vt_pycapture_write(f);
     for (size_t i = 0; i < s->nunwatched; i++)
         fprintf(f, "unwatched %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
                 (unsigned long long)s->unwatched[i].count);
@@ -207,7 +235,7 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
                 (unsigned long long)s->oom.time_ns);
 
     vt_modules_write(f);
-    vt_write_stacks(f, s);
+    vt_write_stacks(f, s, bridge);
 
     if (ask_driver)
         vt_devices_resolve(s->allocs, s->nallocs);

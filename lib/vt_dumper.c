@@ -13,11 +13,14 @@
 #include <unistd.h>
 
 #include "vramtrace.h"
+#include "vt_blocks.h"
 #include "vt_bridge.h"
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_dumper.h"
 #include "vt_log.h"
+#include "vt_pycapture.h"
+#include "vt_pystack.h"
 #include "vt_real.h"
 #include "vt_stack.h"
 #include "vt_table.h"
@@ -178,12 +181,14 @@ static void vt_atfork_prepare(void)
 {
     pthread_mutex_lock(&vt_dump_lock);
     vt_stack_atfork_prepare();
+    vt_pystack_atfork_prepare();
     vt_table_atfork_prepare();
 }
 
 static void vt_atfork_parent(void)
 {
     vt_table_atfork_parent();
+    vt_pystack_atfork_parent();
     vt_stack_atfork_parent();
     pthread_mutex_unlock(&vt_dump_lock);
 }
@@ -191,7 +196,11 @@ static void vt_atfork_parent(void)
 static void vt_atfork_child(void)
 {
     vt_table_atfork_child();
+    vt_pystack_atfork_child();
     vt_stack_atfork_child();
+    vt_pycapture_atfork_child();
+    vt_bridge_atfork_child();
+    vt_blocks_atfork_child();
     pthread_mutex_unlock(&vt_dump_lock);
     vt_dump_atfork_child();
     atomic_store(&vt_oom_pending, 0);
@@ -209,6 +218,7 @@ __attribute__((constructor)) static void vt_init(void)
     vt_real_dlsym_resolve();
     vt_config_load();
     vt_bridge_init();
+    vt_pycapture_init();
     vt_dump_init();
     vt_stack_init();
     vt_start_dumper();

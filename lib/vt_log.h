@@ -9,6 +9,7 @@ enum vt_once {
     VT_ONCE_SIGNAL,
     VT_ONCE_THREAD,
     VT_ONCE_NVML,
+    VT_ONCE_PYTHON,
     VT_ONCE_COUNT
 };
 

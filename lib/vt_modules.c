@@ -9,15 +9,23 @@
 
 #include "vt_modules.h"
 
-struct vt_self_search {
-    uintptr_t base, lo, hi;
+struct vt_code_search {
+    uintptr_t addr, lo, hi;
 };
 
-static int vt_self_visit(struct dl_phdr_info *info, size_t size, void *data)
+/* The module is found by its segments, not by dladdr's base, which differs from the load bias that
+ * dl_iterate_phdr gives for an executable that is not position-independent. */
+static int vt_code_visit(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    struct vt_self_search *s = data;
-    if (info->dlpi_addr != s->base)
+    struct vt_code_search *s = data;
+    int mine = 0;
+    for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        mine = ph->p_type == PT_LOAD && s->addr >= lo && s->addr < lo + ph->p_memsz;
+    }
+    if (!mine)
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -32,14 +40,11 @@ static int vt_self_visit(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-void vt_modules_self_range(uintptr_t *lo, uintptr_t *hi)
+void vt_modules_code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
 {
-    Dl_info di;
-    struct vt_self_search s = {0, 0, 0};
-    if (dladdr((void *)&vt_modules_self_range, &di) && di.dli_fbase) {
-        s.base = (uintptr_t)di.dli_fbase;
-        dl_iterate_phdr(vt_self_visit, &s);
-    }
+    struct vt_code_search s = {(uintptr_t)addr, 0, 0};
+    if (addr)
+        dl_iterate_phdr(vt_code_visit, &s);
     *lo = s.lo;
     *hi = s.hi;
 }

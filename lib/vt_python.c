@@ -1,10 +1,12 @@
 /* The CPython API, looked up in the global scope once (the interpreter exports it, whether it is
- * linked into the executable or loaded as libpython). Only the stable, long-lived entry points are
- * used, so every CPython from 3.9 on works; a process without them simply has no bridges. The bridge's
- * own Python code (lib/vt_bridge.py, built in as vt_bridge_py) is compiled on first use into a
- * namespace of its own, so the program's modules and globals are never touched. */
+ * linked into the executable or loaded as libpython). Only public entry points are used; a process
+ * without them simply has no bridges. The bridge's own Python code (lib/vt_bridge.py, built in as
+ * vt_bridge_py) is compiled on first use into a namespace of its own, so the program's modules and
+ * globals are never touched. Reading a thread's frames needs the frame API of 3.9 and later; the
+ * versions vramtrace knows are 3.9 to 3.13, any other is left alone (said once). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +34,30 @@ static struct {
     void (*err_clear)(void);
     void (*decref)(vt_pyobject *);
     int (*pending)(int (*)(void *), void *);
+    /* Frames (3.9+). */
+    const char *(*version)(void);
+    void *(*ts_current)(void);
+    void *(*ts_this)(void);
+    void *(*ts_interp)(void *);
+    void *(*interp_main)(void);
+    vt_pyobject *(*ts_frame)(void *);
+    vt_pyobject *(*frame_back)(vt_pyobject *);
+    vt_pyobject *(*frame_code)(vt_pyobject *);
+    int (*frame_line)(vt_pyobject *);
+    vt_pyobject *(*getattr)(vt_pyobject *, const char *);
+    void (*err_fetch)(vt_pyobject **, vt_pyobject **, vt_pyobject **);
+    void (*err_restore)(vt_pyobject *, vt_pyobject *, vt_pyobject *);
+    void (*incref)(vt_pyobject *);
+    void *(*save_thread)(void);
+    void (*restore_thread)(void *);
+    int (*gc_disable)(void); /* 3.10+ */
+    int (*gc_enable)(void);
 } vt_py;
 
 static pthread_once_t vt_py_once = PTHREAD_ONCE_INIT;
 static int vt_py_found;
+static int vt_py_frames_ok, vt_py_minor; /* the frame API is there and the version is one we know */
+static char vt_py_ver[32];
 static vt_pyobject *vt_py_ns; /* the bridge's namespace: compiled once, kept for the process's life */
 
 #define VT_PY_START 257 /* Py_file_input */
@@ -70,6 +92,48 @@ static void vt_py_resolve(void)
     if (!vt_py.is_finalizing)
         vt_py.is_finalizing = (int (*)(void))dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
     vt_py_found = ok;
+
+    struct { void **slot; const char *name; } frames[] = {
+        {(void **)&vt_py.version, "Py_GetVersion"},
+        /* 3.13 made it public; before, only the underscored name exists. */
+        {(void **)&vt_py.ts_current, "PyThreadState_GetUnchecked"},
+        {(void **)&vt_py.ts_this, "PyGILState_GetThisThreadState"},
+        {(void **)&vt_py.ts_interp, "PyThreadState_GetInterpreter"},
+        {(void **)&vt_py.interp_main, "PyInterpreterState_Main"},
+        {(void **)&vt_py.ts_frame, "PyThreadState_GetFrame"},
+        {(void **)&vt_py.frame_back, "PyFrame_GetBack"},
+        {(void **)&vt_py.frame_code, "PyFrame_GetCode"},
+        {(void **)&vt_py.frame_line, "PyFrame_GetLineNumber"},
+        {(void **)&vt_py.getattr, "PyObject_GetAttrString"},
+        {(void **)&vt_py.err_fetch, "PyErr_Fetch"},
+        {(void **)&vt_py.err_restore, "PyErr_Restore"},
+        {(void **)&vt_py.incref, "Py_IncRef"},
+        {(void **)&vt_py.save_thread, "PyEval_SaveThread"},
+        {(void **)&vt_py.restore_thread, "PyEval_RestoreThread"},
+    };
+    int fok = ok;
+    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) {
+        *frames[i].slot = dlsym(RTLD_DEFAULT, frames[i].name);
+        if (!*frames[i].slot && frames[i].slot == (void **)&vt_py.ts_current)
+            *frames[i].slot = dlsym(RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
+        fok &= *frames[i].slot != NULL;
+    }
+    vt_py.gc_disable = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGC_Disable");
+    vt_py.gc_enable = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGC_Enable");
+    if (vt_py.version) {
+        /* "3.11.7 (main, ...)": the first word. */
+        const char *v = vt_py.version();
+        size_t n = 0;
+        while (v && v[n] && v[n] != ' ' && n < sizeof vt_py_ver - 1)
+            n++;
+        memcpy(vt_py_ver, v ? v : "", n);
+        vt_py_ver[n] = 0;
+        int major = 0, minor = 0;
+        if (sscanf(vt_py_ver, "%d.%d", &major, &minor) == 2 && major == 3)
+            vt_py_minor = minor;
+    }
+    vt_py_frames_ok = fok && vt_py_minor >= VT_PY_MINOR_FIRST && vt_py_minor <= VT_PY_MINOR_LAST &&
+                      (vt_py_minor < 10 || (vt_py.gc_disable && vt_py.gc_enable));
 }
 
 int vt_py_hosted(void)
@@ -163,4 +227,125 @@ char *vt_py_call(const char *name, char *err, size_t errlen)
 int vt_py_pending(int (*fn)(void *), void *arg)
 {
     return vt_py_found ? vt_py.pending(fn, arg) : -1;
+}
+
+/* ---- frames ---- */
+
+const char *vt_py_version(void)
+{
+    pthread_once(&vt_py_once, vt_py_resolve);
+    return vt_py.version ? vt_py_ver : NULL;
+}
+
+int vt_py_frames_usable(void)
+{
+    pthread_once(&vt_py_once, vt_py_resolve);
+    return vt_py_frames_ok;
+}
+
+void *vt_py_interpreter_code(void)
+{
+    pthread_once(&vt_py_once, vt_py_resolve);
+    return (void *)vt_py.version;
+}
+
+void *vt_py_thread_state(int *holds_gil)
+{
+    void *mine = vt_py.ts_this();
+    void *cur = vt_py.ts_current();
+    /* Up to 3.11 the current thread state is the GIL holder's, whichever thread asks; from 3.12 it is
+     * per thread. Either way it is ours when it is the one bound to this thread. */
+    *holds_gil = cur && (cur == mine || vt_py_minor >= 12);
+    void *ts = *holds_gil ? cur : mine;
+    /* Subinterpreters keep code objects of their own, freed with them: only the main one is read. */
+    return ts && vt_py.ts_interp(ts) == vt_py.interp_main() ? ts : NULL;
+}
+
+int vt_py_frames(void *tstate, uintptr_t *out, int max)
+{
+    /* From 3.11 frame objects are made on demand; a collection that one of them started could run
+     * finalizers (a tensor's, calling back into its allocator) in the middle of our caller. */
+    int gc = vt_py.gc_disable ? vt_py.gc_disable() : 0;
+    int had_error = vt_py.err_occurred() != NULL;
+    vt_pyobject *f = vt_py.ts_frame(tstate);
+    int n = 0;
+    while (f && n < max) {
+        vt_pyobject *code = vt_py.frame_code(f);
+        out[2 * n] = (uintptr_t)code;
+        int line = vt_py.frame_line(f);
+        out[2 * n + 1] = line > 0 ? (uintptr_t)line : 0;
+        /* The frame holds the code object as long as our caller runs inside it. */
+        vt_py.decref(code);
+        n++;
+        vt_pyobject *back = vt_py.frame_back(f);
+        vt_py.decref(f);
+        f = back;
+    }
+    if (f)
+        vt_py.decref(f);
+    if (!had_error && vt_py.err_occurred())
+        vt_py.err_clear();
+    if (gc)
+        vt_py.gc_enable();
+    return n;
+}
+
+/* A str attribute of code as one line of text (malloc'd), or NULL. */
+static char *vt_py_code_attr(vt_pyobject *code, const char *name)
+{
+    vt_pyobject *o = vt_py.getattr(code, name);
+    if (!o) {
+        vt_py.err_clear();
+        return NULL;
+    }
+    long len = 0;
+    const char *s = vt_py.utf8(o, &len);
+    char *copy = s ? malloc((size_t)len + 1) : NULL;
+    if (copy) {
+        memcpy(copy, s, (size_t)len);
+        copy[len] = 0;
+    } else if (!s) {
+        vt_py.err_clear();
+    }
+    vt_py.decref(o);
+    return copy;
+}
+
+int vt_py_code_names(uintptr_t code, char **file, char **func)
+{
+    vt_pyobject *type, *value, *tb;
+    vt_py.err_fetch(&type, &value, &tb);
+    int gc = vt_py.gc_disable ? vt_py.gc_disable() : 0;
+    vt_pyobject *c = (vt_pyobject *)code;
+    *file = vt_py_code_attr(c, "co_filename");
+    *func = vt_py_minor >= 11 ? vt_py_code_attr(c, "co_qualname") : NULL;
+    if (!*func)
+        *func = vt_py_code_attr(c, "co_name");
+    if (gc)
+        vt_py.gc_enable();
+    vt_py.err_restore(type, value, tb);
+    if (*file && *func)
+        return 0;
+    free(*file);
+    free(*func);
+    *file = *func = NULL;
+    return -1;
+}
+
+void vt_py_keep(uintptr_t code)
+{
+    vt_py.incref((vt_pyobject *)code);
+}
+
+void vt_py_attach(void **ts)
+{
+    if (*ts)
+        vt_py.restore_thread(*ts);
+    else
+        vt_py.gil_ensure(); /* the first time: a thread state of our own, kept from then on */
+}
+
+void vt_py_detach(void **ts)
+{
+    *ts = vt_py.save_thread();
 }

@@ -1,9 +1,11 @@
 /* The CPython C API of the interpreter the program hosts, if any, found at run time: vramtrace has no
- * link dependency on libpython. Used by the bridges only, never from an allocation wrapper. */
+ * link dependency on libpython. The bridges use it from vramtrace's own threads; allocation wrappers
+ * use only the frame functions below, and only as vt_pycapture.c allows. */
 #ifndef VT_PYTHON_H
 #define VT_PYTHON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 when the process hosts a CPython whose API we found. */
 int vt_py_hosted(void);
@@ -19,5 +21,31 @@ void vt_py_gil_give(int state);
 char *vt_py_call(const char *name, char *err, size_t errlen);
 /* Asks the main thread to run fn(arg) with the GIL at its next safe point; 0 when scheduled. */
 int vt_py_pending(int (*fn)(void *), void *arg);
+
+/* The CPython versions whose frames vramtrace reads: 3.VT_PY_MINOR_FIRST to 3.VT_PY_MINOR_LAST. */
+#define VT_PY_MINOR_FIRST 9
+#define VT_PY_MINOR_LAST 13
+
+/* The interpreter's version ("3.11.7"), or NULL when the process hosts no CPython. */
+const char *vt_py_version(void);
+/* 1 when its frames can be read: a known version with the whole frame API. */
+int vt_py_frames_usable(void);
+/* An address inside the interpreter's code, to find its module by. */
+void *vt_py_interpreter_code(void);
+/* The calling thread's Python thread state in the main interpreter, or NULL when it has none;
+ * *holds_gil says whether it is current (the thread holds the GIL). Safe without the GIL. */
+void *vt_py_thread_state(int *holds_gil);
+/* With the GIL held, the frames of tstate (whose thread is not running Python meanwhile), innermost
+ * first, as (code object, line) pairs into out: at most max pairs; returns how many. Starts no
+ * collection and leaves the error indicator as it was. */
+int vt_py_frames(void *tstate, uintptr_t *out, int max);
+/* With the GIL held, a code object's file and (qualified) function name, malloc'd; -1 when it has
+ * none. Leaves the error indicator as it was. */
+int vt_py_code_names(uintptr_t code, char **file, char **func);
+/* With the GIL held: one more reference to code, never given back (see vt_pystack.c). */
+void vt_py_keep(uintptr_t code);
+/* Takes the GIL with the thread state kept in *ts (made the first time), and gives it back. */
+void vt_py_attach(void **ts);
+void vt_py_detach(void **ts);
 
 #endif

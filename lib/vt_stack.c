@@ -1,6 +1,7 @@
 /* Stack capture and interning. unw_backtrace walks with libunwind's frame cache (far cheaper than an
  * unw_step loop); frames inside libvramtrace itself are dropped from the top, so a stack starts at the
- * program's call into CUDA. Interned stacks live for the process: ids stay valid across dumps. */
+ * program's call into CUDA. The Python stack, when the thread has one, is part of the key. Interned
+ * stacks live for the process: ids stay valid across dumps. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
@@ -10,9 +11,10 @@
 #include "vt_config.h"
 #include "vt_log.h"
 #include "vt_modules.h"
+#include "vt_pycapture.h"
 #include "vt_stack.h"
 
-int vt_hash_oom;
+__thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t vt_stack_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_stack *vt_stacks_by_pc;
@@ -22,22 +24,24 @@ static uintptr_t vt_self_lo, vt_self_hi;
 
 void vt_stack_init(void)
 {
-    vt_modules_self_range(&vt_self_lo, &vt_self_hi);
+    vt_modules_code_range((const void *)&vt_stack_init, &vt_self_lo, &vt_self_hi);
 }
 
-static uint32_t vt_stack_intern(const uintptr_t *pc, uint32_t n)
+/* key: n return addresses, then the Python stack id. */
+static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
 {
-    size_t len = n * sizeof(uintptr_t);
+    size_t len = (n + 1) * sizeof(uintptr_t);
     struct vt_stack *s;
     uint32_t id = 0;
     pthread_mutex_lock(&vt_stack_lock);
-    HASH_FIND(hh, vt_stacks_by_pc, pc, len, s);
+    HASH_FIND(hh, vt_stacks_by_pc, key, len, s);
     if (s) {
         id = s->id;
     } else if ((s = malloc(sizeof *s + len))) {
         memset(s, 0, sizeof *s);
         s->n = n;
-        memcpy(s->pc, pc, len);
+        s->py = (uint32_t)key[n];
+        memcpy(s->pc, key, len);
         s->id = vt_stacks_count + 1;
         vt_hash_oom = 0;
         HASH_ADD_KEYPTR(hh, vt_stacks_by_pc, s->pc, len, s);
@@ -60,7 +64,7 @@ uint32_t vt_stack_capture(void)
 {
     if (vt_cfg.depth <= 0)
         return 0;
-    void *raw[VT_DEPTH_MAX + 16];
+    void *raw[VT_DEPTH_MAX + 16 + 1];
     int got = unw_backtrace(raw, vt_cfg.depth + 16);
     int skip = 0;
     while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
@@ -68,8 +72,12 @@ uint32_t vt_stack_capture(void)
     int n = got - skip;
     if (n > vt_cfg.depth)
         n = vt_cfg.depth;
-    if (n <= 0)
+    if (n < 0)
+        n = 0;
+    uint32_t py = vt_pycapture();
+    if (!n && !py)
         return 0;
+    raw[skip + n] = (void *)(uintptr_t)py;
     return vt_stack_intern((const uintptr_t *)(raw + skip), (uint32_t)n);
 }
 

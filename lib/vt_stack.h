@@ -1,5 +1,6 @@
-/* Call-site stacks: captured with libunwind before any lock, our own frames dropped, and
- * deduplicated by their PC vector into small integer ids. */
+/* Call-site stacks: captured with libunwind before any lock, our own frames dropped, with the
+ * Python stack of the allocating thread where it has one (vt_pycapture.h), and deduplicated by both
+ * into small integer ids. */
 #ifndef VT_STACK_H
 #define VT_STACK_H
 
@@ -12,7 +13,8 @@ struct vt_stack {
     struct vt_stack *next; /* list of all stacks, newest first; nodes are never freed */
     uint32_t id;
     uint32_t n;
-    uintptr_t pc[];
+    uint32_t py;    /* the Python stack (vt_pystack.h), 0 for none */
+    uintptr_t pc[]; /* n return addresses, then py: the key */
 };
 
 /* The calling thread's stack, as an id (0 when stacks are off or could not be kept). */

@@ -13,6 +13,8 @@ int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int is_u64(uint64_t got, uint64_t want, const char *name);
 int is_str(const char *got, const char *want, const char *name);
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A test that cannot run here, said as a TAP skip with the reason (never silent). */
+void skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int tap_done(void);
 
 struct run {

@@ -157,8 +157,8 @@ int vt_cmd_diff(int argc, char **argv)
         printf("],\"sites\":[");
         for (size_t i = 0; i < nc; i++) {
             const struct vt_site *s = vt_any(&ch[i]);
-            printf("%s{\"stack\":", i ? "," : "");
-            vt_json_strs(stdout, s->frames, s->nframes);
+            printf("%s{", i ? "," : "");
+            vt_site_json_frames(stdout, s);
             printf(",\"kind\":");
             vt_json_str(stdout, s->kind);
             printf(",\"api\":");
@@ -207,8 +207,7 @@ int vt_cmd_diff(int argc, char **argv)
                          s->role == VT_ROLE_SEGMENT ? "segs" : "blocks");
             printf("%12s %-11s %-9s %s (%s), now %s%s\n", a, blocks, vt_site_class(s), s->kind,
                    s->api, b, ch[i].old ? "" : "  [new]");
-            for (uint32_t f = 0; f < s->nframes && (full || f < 8); f++)
-                printf("               %s\n", s->frames[f]);
+            vt_site_print_frames(s, "               ", 8, full);
         }
         if (!grew)
             printf("\nno site grew\n");
@@ -221,7 +220,7 @@ int vt_cmd_diff(int argc, char **argv)
                 printf("\nsites that vanished:\n");
             vt_human_delta(ch[i].delta_bytes, a, sizeof a);
             printf("%12s %-9s %s (%s)  [vanished]  %s\n", a, vt_site_class(s), s->kind, s->api,
-                   s->nframes ? s->frames[0] : "");
+                   s->nframes ? vt_site_name(s) : "");
         }
         if (shrank > vanished)
             printf("%zu other site%s shrank\n", shrank - vanished, shrank - vanished == 1 ? "" : "s");
@@ -231,7 +230,7 @@ int vt_cmd_diff(int argc, char **argv)
         if (top && !strcmp(verdict, "leak-suspect")) {
             char c[32];
             vt_human_delta(top->delta_bytes, c, sizeof c);
-            printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_any(top)->frames[0] : "an unknown site",
+            printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site",
                    c, (long long)top->delta_count);
         }
         if (!strcmp(verdict, "cache-growth")) {

@@ -183,11 +183,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         if (s->library[0])
             printf(", taken by %s", s->library);
         putchar('\n');
-        uint32_t n = o->full || s->nframes <= VT_TEXT_FRAMES ? s->nframes : VT_TEXT_FRAMES;
-        for (uint32_t f = 0; f < n; f++)
-            printf("             %s\n", s->frames[f]);
-        if (n < s->nframes)
-            printf("             … %u more (--full-stacks)\n", s->nframes - n);
+        vt_site_print_frames(s, "             ", VT_TEXT_FRAMES, o->full);
         if (!s->nframes)
             printf("             (no stack recorded)\n");
     }
@@ -198,8 +194,8 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
 
 static void vt_json_site(FILE *f, const struct vt_site *s)
 {
-    fputs("{\"stack\":", f);
-    vt_json_strs(f, s->frames, s->nframes);
+    fputc('{', f);
+    vt_site_json_frames(f, s);
     fputs(",\"kind\":", f);
     vt_json_str(f, s->kind);
     fputs(",\"api\":", f);

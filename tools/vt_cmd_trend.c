@@ -153,8 +153,8 @@ int vt_cmd_trend(int argc, char **argv)
             printf("%s%llu", k ? "," : "", (unsigned long long)(dm[k].d.time_mono - dm[k].d.start_mono));
         printf("],\"sites\":[");
         for (size_t i = 0; i < ns; i++) {
-            printf("%s{\"stack\":", i ? "," : "");
-            vt_json_strs(stdout, se[i].site->frames, se[i].site->nframes);
+            printf("%s{", i ? "," : "");
+            vt_site_json_frames(stdout, se[i].site);
             printf(",\"kind\":");
             vt_json_str(stdout, se[i].site->kind);
             printf(",\"api\":");
@@ -180,15 +180,14 @@ int vt_cmd_trend(int argc, char **argv)
                 printf("%s %s", k ? " ->" : "", a);
             }
             putchar('\n');
-            for (uint32_t f = 0; f < se[i].site->nframes && (full || f < 8); f++)
-                printf("               %s\n", se[i].site->frames[f]);
+            vt_site_print_frames(se[i].site, "               ", 8, full);
         }
         if (!shown)
             printf("\nno site grew in every interval\n");
         printf("verdict: %s", verdict);
         if (leak) {
             vt_human_delta((int64_t)se[0].rate, a, sizeof a);
-            printf(": %s/min at %s", a, se[0].site->nframes ? se[0].site->frames[0] : "an unknown site");
+            printf(": %s/min at %s", a, se[0].site->nframes ? vt_site_name(se[0].site) : "an unknown site");
         } else if (!strcmp(verdict, "cache-growth")) {
             printf(": reserved grew, no allocation site grew every time: cache, not a leak");
         }

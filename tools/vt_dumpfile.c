@@ -185,6 +185,21 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         free(v->history_detail);
         return vt_df_rest(p, &v->history_detail);
     }
+    if (!strcmp(key, "interpreter")) {
+        struct vt_df_interpreter *v = &d->interpreter;
+        if (v->present)
+            return vt_df_fail(p, "a second 'interpreter' record");
+        if (vt_df_nfields(p, 5) < 0 || vt_df_word(p, 1, v->version, sizeof v->version) < 0 ||
+            vt_df_word(p, 2, v->capture, sizeof v->capture) < 0 || vt_df_u64(p, 3, &v->lo, 0) < 0 ||
+            vt_df_u64(p, 4, &v->hi, 0) < 0)
+            return -1;
+        if (strcmp(v->capture, "on") && strcmp(v->capture, "off") && strcmp(v->capture, "unsupported"))
+            return vt_df_fail(p, "Python call sites must be on, off or unsupported, not '%s'", v->capture);
+        if (v->hi < v->lo)
+            return vt_df_fail(p, "the interpreter's code ends before it starts");
+        v->present = 1;
+        return 0;
+    }
     if (!strcmp(key, "bridge")) {
         VT_DF_GROW(d->bridges, d->nbridges, cap->bridges);
         struct vt_df_bridge *v = &d->bridges[d->nbridges];
@@ -424,12 +439,19 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     } else if (!strcmp(key, "stack")) {
         VT_DF_GROW(d->stacks, d->nstacks, cap->stacks);
         struct vt_df_stack *v = &d->stacks[d->nstacks];
-        if (p->nf < 3 || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
-            return p->nf < 3 ? vt_df_fail(p, "'stack' record needs an id and a frame count") : -1;
-        if (v->n == 0 || (int)v->n != p->nf - 3)
-            return vt_df_fail(p, "stack %u says %u frames but has %d", v->id, v->n, p->nf - 3);
+        int py = d->version >= 3; /* a last field: the Python stack */
+        if (p->nf < 3 + py || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
+            return p->nf < 3 + py ? vt_df_fail(p, "'stack' record needs an id, a frame count%s",
+                                              py ? " and a Python stack" : "") : -1;
+        if ((int)v->n != p->nf - 3 - py)
+            return vt_df_fail(p, "stack %u says %u frames but has %d", v->id, v->n, p->nf - 3 - py);
+        v->pystack = 0;
+        if (py && vt_df_u32(p, p->nf - 1, &v->pystack) < 0)
+            return -1;
+        if (v->n == 0 && !v->pystack)
+            return vt_df_fail(p, "stack %u has no frames", v->id);
         v->line = p->line;
-        if (!(v->pc = malloc(v->n * sizeof *v->pc)))
+        if (!(v->pc = malloc((v->n ? v->n : 1) * sizeof *v->pc)))
             return vt_df_fail(p, "out of memory");
         for (uint32_t i = 0; i < v->n; i++)
             if (vt_df_u64(p, 3 + (int)i, &v->pc[i], 0) < 0) {
@@ -555,6 +577,11 @@ static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
             if (!vt_df_pyframe(d, d->pystacks[i].frames[j]))
                 return vt_df_fail(p, "refers to pyframe %u, which the dump does not have", d->pystacks[i].frames[j]);
     }
+    for (size_t i = 0; i < d->nstacks; i++)
+        if (d->stacks[i].pystack && !vt_df_pystack(d, d->stacks[i].pystack)) {
+            p->line = d->stacks[i].line;
+            return vt_df_fail(p, "refers to pystack %u, which the dump does not have", d->stacks[i].pystack);
+        }
     for (size_t i = 0; i < d->nblocks; i++)
         if (d->blocks[i].pystack && !vt_df_pystack(d, d->blocks[i].pystack)) {
             p->line = d->blocks[i].line;

@@ -54,6 +54,7 @@ struct vt_df_stack {
     uint32_t id;
     uint32_t n;
     uint64_t *pc;
+    uint32_t pystack; /* version 3: the Python stack of the allocating thread, 0 for none */
 };
 
 struct vt_df_frame {
@@ -95,6 +96,15 @@ struct vt_df_python {
     char *detail;          /* NULL for none */
     char history[16];      /* torch's block history: on, off, later, waiting */
     char *history_detail;
+};
+
+/* The CPython the process hosts (version 3), and where its code lies: native frames there are the
+ * interpreter's own, which Python frames stand in for. */
+struct vt_df_interpreter {
+    int present;
+    char version[32];
+    char capture[16]; /* Python call sites: on, off or unsupported */
+    uint64_t lo, hi;
 };
 
 struct vt_df_bridge {
@@ -173,6 +183,7 @@ struct vt_dumpfile {
     struct vt_df_phys *phys;
     size_t nphys;
     struct vt_df_python python;
+    struct vt_df_interpreter interpreter;
     struct vt_df_bridge *bridges;
     size_t nbridges;
     struct vt_df_allocator *allocators;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_json.h"
 #include "vt_model.h"
 #include "vt_symbols.h"
 
@@ -146,6 +147,12 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
     return out;
 }
 
+/* Python files that are torch's own: frames there say how torch got to the allocation, not who asked. */
+static int vt_torch_file(const char *file)
+{
+    return strstr(file, "/torch/") != NULL;
+}
+
 /* The frames of a Python stack worth showing: torch's own frames at the top are left out, as the
  * CUDA libraries' frames are in native stacks. Returns -1 when out of memory. */
 static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, char **out, uint32_t *n, uint32_t max)
@@ -158,7 +165,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
         return 0;
     }
     uint32_t lo = 0;
-    while (!full && lo + 1 < st->n && strstr(vt_df_pyframe(m->d, st->frames[lo])->file, "/torch/"))
+    while (!full && lo + 1 < st->n && vt_torch_file(vt_df_pyframe(m->d, st->frames[lo])->file))
         lo++;
     for (uint32_t i = lo; i < st->n && *n < max; i++)
         if (!(out[(*n)++] = vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i]))))
@@ -187,15 +194,32 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     const struct vt_df_stack *st = stack && !python ? vt_df_stack(d, stack) : NULL;
     char *frames[1024];
     char *key = NULL;
-    uint32_t n = 0, lo = 0, hi = 0;
+    uint32_t n = 0, lo = 0, hi = 0, python_at = 0, torch_py = 0;
     if (st)
         vt_fold(m, st, full, &lo, &hi);
+    /* A stack that goes on in Python: its Python frames stand in for the interpreter's own frames and
+     * everything below them. */
+    uint32_t cut = hi;
+    const struct vt_df_interpreter *in = &d->interpreter;
+    if (st && st->pystack && in->present)
+        for (cut = lo; cut < hi && !(st->pc[cut] >= in->lo && st->pc[cut] < in->hi); cut++)
+            ;
     size_t keylen = strlen(kind) + strlen(api) + 16;
-    if (python && vt_py_frames(m, stack, full, frames, &n, 1024) < 0)
-        goto fail;
-    for (uint32_t i = lo; i < hi && n < 1024; i++)
+    for (uint32_t i = lo; i < cut && n < 1024; i++)
         if (vt_frame_strings(m, st->pc[i], frames, &n, 1024) < 0)
             goto fail;
+    python_at = n;
+    uint32_t pystack = python ? stack : st ? st->pystack : 0;
+    if (python || pystack) {
+        /* Folded stacks have lost torch's own frames at the top already; full ones are named past them. */
+        const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
+        while (full && ps && torch_py < ps->n && vt_torch_file(vt_df_pyframe(d, ps->frames[torch_py])->file))
+            torch_py++;
+        if (ps && torch_py == ps->n)
+            torch_py = 0;
+        if (vt_py_frames(m, pystack, full, frames, &n, 1024) < 0)
+            goto fail;
+    }
     for (uint32_t i = 0; i < n; i++)
         keylen += strlen(frames[i]) + 1;
     key = malloc(keylen);
@@ -244,6 +268,9 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->role = role;
     s->count = 1;
     s->bytes = bytes;
+    s->python_at = python_at < n ? python_at : n;
+    /* Named by its first Python frame that is not torch's own, else by its innermost frame. */
+    s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py : 0;
     const char *lib = vt_library_of(m, st);
     snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
     if (n && !(s->frames = malloc(n * sizeof *s->frames)))
@@ -263,6 +290,35 @@ fail:
     free(key);
     free(sx);
     return -1;
+}
+
+const char *vt_site_name(const struct vt_site *s)
+{
+    return s->nframes ? s->frames[s->name_at] : NULL;
+}
+
+void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full)
+{
+    uint32_t f = 0, shown = 0;
+    if (!full && s->python_at > 1 && s->python_at < s->nframes) {
+        printf("%s%s\n%s… %u native frames (--full-stacks)\n", indent, s->frames[0], indent, s->python_at - 1);
+        f = s->python_at;
+        shown = 1;
+    }
+    for (; f < s->nframes && (full || shown < max); f++, shown++)
+        printf("%s%s\n", indent, s->frames[f]);
+    if (f < s->nframes)
+        printf("%s… %u more (--full-stacks)\n", indent, s->nframes - f);
+}
+
+void vt_site_json_frames(FILE *f, const struct vt_site *s)
+{
+    fputs("\"stack\":", f);
+    vt_json_strs(f, s->frames, s->nframes);
+    if (s->python_at < s->nframes)
+        fprintf(f, ",\"python_from\":%u", s->python_at);
+    else
+        fputs(",\"python_from\":null", f);
 }
 
 static int vt_site_cmp(const void *a, const void *b)

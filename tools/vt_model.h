@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vt_dumpfile.h"
 #include "vt_views.h"
@@ -20,6 +21,8 @@ struct vt_site {
     char api[48];
     char **frames;    /* innermost first, folded to useful frames unless full stacks were asked for */
     uint32_t nframes;
+    uint32_t python_at; /* frames from here on are Python frames (nframes: none) */
+    uint32_t name_at;   /* the frame that names the site in one line (0 when it has none) */
     int device;
     int role;         /* enum vt_role: allocated, a pool's cache (a pseudo-site), or an allocator's segments */
     char library[16]; /* "cuBLAS", "NCCL"...: the CUDA library the stack runs through; "" for none */
@@ -63,6 +66,13 @@ void vt_model_free(struct vt_model *m);
 /* "allocated", "cache" or "segment": how diff and trend class a site's growth. */
 const char *vt_site_class(const struct vt_site *s);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
+/* The one frame that names a site ("handle (serve.py:88)"), or NULL when it has none. */
+const char *vt_site_name(const struct vt_site *s);
+/* Prints a site's frames, one per line after indent: at most max unless full, and of a stack that
+ * goes on in Python only its innermost native frame before the Python frames. */
+void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full);
+/* A site's frames as JSON: "stack":[...],"python_from":N|null (docs/JSON.md). */
+void vt_site_json_frames(FILE *f, const struct vt_site *s);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);
 

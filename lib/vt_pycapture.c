@@ -1,0 +1,214 @@
+/* Python call sites for allocations. A thread that holds the GIL reads its own frames. A Python thread
+ * that released the GIL inside an extension (torch does around every operator, CuPy around its
+ * cudaMalloc) must not touch the interpreter, and must not take the GIL here either: it may hold a lock
+ * (torch's allocator's) that the GIL's holder is waiting for. So it asks our helper thread, which
+ * takes the GIL on its behalf and reads its frames -- they cannot change, their thread is blocked
+ * here -- and it waits at most VRAMTRACE_PY_WAIT for the answer. A helper that missed that time is
+ * marked stalled, and nobody waits for it again until it has had the GIL. Threads with no Python
+ * thread state (native threads) keep native stacks only. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "vt_config.h"
+#include "vt_log.h"
+#include "vt_modules.h"
+#include "vt_pycapture.h"
+#include "vt_pystack.h"
+#include "vt_python.h"
+#include "vt_thread.h"
+
+enum { VT_JOB_QUEUED, VT_JOB_TAKEN, VT_JOB_DONE };
+
+/* On the asking thread's stack: it leaves only once the job is done or taken off the queue. */
+struct vt_pyjob {
+    struct vt_pyjob *next;
+    void *ts;
+    uint32_t result;
+    int state;
+};
+
+static pthread_mutex_t vt_ph_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t vt_ph_work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t vt_ph_done; /* on the monotonic clock: set up by vt_pycapture_init */
+static struct vt_pyjob *vt_ph_queue;
+static int vt_ph_started; /* 1 running, -1 could not be started */
+static int vt_ph_stalled;
+static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
+
+static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
+static int vt_pc_on;
+static uint64_t vt_pc_held, vt_pc_released, vt_pc_missed, vt_pc_native;
+static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
+
+void vt_pycapture_init(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&vt_ph_done, &a);
+    pthread_condattr_destroy(&a);
+}
+
+static void vt_pc_decide(void)
+{
+    const char *v = vt_py_version();
+    if (!v || !vt_cfg.python || vt_cfg.depth <= 0)
+        return;
+    if (!vt_py_frames_usable()) {
+        vt_say("Python %s: vramtrace reads the frames of CPython 3.%d to 3.%d only; allocations keep native "
+               "call sites", *v ? v : "of an unknown version", VT_PY_MINOR_FIRST, VT_PY_MINOR_LAST);
+        return;
+    }
+    vt_pc_on = 1;
+}
+
+static void *vt_ph_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&vt_ph_mu);
+    for (;;) {
+        while (!vt_ph_queue)
+            pthread_cond_wait(&vt_ph_work, &vt_ph_mu);
+        pthread_mutex_unlock(&vt_ph_mu);
+        int running = vt_py_running();
+        if (running)
+            vt_py_attach(&vt_ph_ts);
+        pthread_mutex_lock(&vt_ph_mu);
+        vt_ph_stalled = 0;
+        while (vt_ph_queue) {
+            struct vt_pyjob *j = vt_ph_queue;
+            vt_ph_queue = j->next;
+            j->state = VT_JOB_TAKEN;
+            pthread_mutex_unlock(&vt_ph_mu);
+            uint32_t r = running ? vt_pystack_read(j->ts) : 0;
+            pthread_mutex_lock(&vt_ph_mu);
+            j->result = r;
+            j->state = VT_JOB_DONE;
+            pthread_cond_broadcast(&vt_ph_done);
+        }
+        pthread_mutex_unlock(&vt_ph_mu);
+        if (running)
+            vt_py_detach(&vt_ph_ts);
+        pthread_mutex_lock(&vt_ph_mu);
+    }
+    return NULL;
+}
+
+static struct timespec vt_pc_deadline(double ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t ns = (uint64_t)(ms * 1e6);
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec += (long)(ns % 1000000000u);
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+static uint32_t vt_pc_ask_helper(void *ts)
+{
+    struct vt_pyjob j = {.ts = ts, .state = VT_JOB_QUEUED};
+    struct timespec until = vt_pc_deadline(vt_cfg.py_wait);
+    pthread_mutex_lock(&vt_ph_mu);
+    if (!vt_ph_started) {
+        int err = vt_thread_start(vt_ph_main, NULL);
+        vt_ph_started = err ? -1 : 1;
+        if (err)
+            vt_say_once(VT_ONCE_PYTHON, "cannot start the Python frames thread: %s; threads that released the "
+                        "GIL keep native call sites", strerror(err));
+    }
+    if (vt_ph_started < 0 || vt_ph_stalled) {
+        pthread_mutex_unlock(&vt_ph_mu);
+        __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    j.next = vt_ph_queue;
+    vt_ph_queue = &j;
+    pthread_cond_signal(&vt_ph_work);
+    while (j.state != VT_JOB_DONE) {
+        if (j.state == VT_JOB_TAKEN) {
+            /* The helper has the GIL and reads our frames: that never waits for anything of ours. */
+            pthread_cond_wait(&vt_ph_done, &vt_ph_mu);
+        } else if (pthread_cond_timedwait(&vt_ph_done, &vt_ph_mu, &until) == ETIMEDOUT &&
+                   j.state == VT_JOB_QUEUED) {
+            struct vt_pyjob **p = &vt_ph_queue;
+            while (*p != &j)
+                p = &(*p)->next;
+            *p = j.next;
+            vt_ph_stalled = 1;
+            pthread_mutex_unlock(&vt_ph_mu);
+            __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&vt_ph_mu);
+    __atomic_add_fetch(&vt_pc_released, 1, __ATOMIC_RELAXED);
+    return j.result;
+}
+
+uint32_t vt_pycapture(void)
+{
+    pthread_once(&vt_pc_once, vt_pc_decide);
+    /* busy: something the interpreter did for us allocated CUDA memory on this thread. */
+    if (!vt_pc_on || vt_pc_busy || !vt_py_running())
+        return 0;
+    int holds;
+    void *ts = vt_py_thread_state(&holds);
+    if (!ts || (!holds && vt_cfg.py_wait <= 0)) {
+        __atomic_add_fetch(ts ? &vt_pc_missed : &vt_pc_native, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    vt_pc_busy = 1;
+    uint32_t id;
+    if (holds) {
+        id = vt_pystack_read(ts);
+        __atomic_add_fetch(&vt_pc_held, 1, __ATOMIC_RELAXED);
+    } else {
+        id = vt_pc_ask_helper(ts);
+    }
+    vt_pc_busy = 0;
+    return id;
+}
+
+void vt_pycapture_write(FILE *f)
+{
+    const char *v = vt_py_version();
+    if (!v)
+        return;
+    pthread_once(&vt_pc_once, vt_pc_decide);
+    uintptr_t lo, hi;
+    vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
+    const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
+    fprintf(f, "interpreter %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
+    static const struct { const char *name; const uint64_t *v; } counters[] = {
+        {"py_held", &vt_pc_held},
+        {"py_released", &vt_pc_released},
+        {"py_missed", &vt_pc_missed},
+        {"py_native", &vt_pc_native},
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+        fprintf(f, "counter %s %llu\n", counters[i].name,
+                (unsigned long long)__atomic_load_n(counters[i].v, __ATOMIC_RELAXED));
+}
+
+void vt_pycapture_atfork_child(void)
+{
+    /* The helper did not survive the fork, nor did the threads whose jobs it had queued, and its thread
+     * state is the interpreter's to clean up. */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t work = PTHREAD_COND_INITIALIZER;
+    memcpy(&vt_ph_mu, &mu, sizeof mu);
+    memcpy(&vt_ph_work, &work, sizeof work);
+    vt_pycapture_init();
+    vt_ph_queue = NULL;
+    vt_ph_started = 0;
+    vt_ph_stalled = 0;
+    vt_ph_ts = NULL;
+    vt_pc_held = vt_pc_released = vt_pc_missed = vt_pc_native = 0;
+    vt_pc_busy = 0;
+}

@@ -1,0 +1,387 @@
+/* Python call sites for native allocations, on the CPU. tests/progs/py_sites.py allocates through the
+ * fake CUDA runtime with ctypes: from named functions holding the GIL (PyDLL), from a method that
+ * released it (CDLL: the frames are read by vramtrace's helper thread), from a Python thread and from
+ * a native thread; it prints the line of every call. Under every CPython from 3.9 to 3.13 found on the
+ * machine, the dump's sites must name exactly those functions and lines, innermost first, and the
+ * native thread's site must have native frames only. Then, on the system python: diff and trend by the
+ * merged frames, a thread that released the GIL while another holds it (bounded wait, native stack),
+ * fork, the settings, an older CPython and a program claiming a newer one. */
+#include <glob.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define SYSTEM_PYTHON "/usr/bin/python3"
+
+static char script[1200], runtime[1200], helper[1200];
+
+/* The rest of the n-th (from 0) output line that starts with prefix, or NULL. */
+static const char *out_line(const struct run *r, const char *prefix, int n)
+{
+    size_t len = strlen(prefix);
+    for (const char *p = r->out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (!strncmp(p, prefix, len) && n-- == 0)
+            return p + len;
+    return NULL;
+}
+
+/* The number on the output line "key NAME N" (or "key N" when name is NULL); -1 when absent. */
+static long out_num(const struct run *r, const char *key, const char *name)
+{
+    char want[128];
+    snprintf(want, sizeof want, "%s %s%s", key, name ? name : "", name ? " " : "");
+    const char *p = out_line(r, want, 0);
+    return p ? strtol(p, NULL, 10) : -1;
+}
+
+/* The n-th (from 0) dump the program took, into buf; NULL when there is none. */
+static const char *dump_path(const struct run *r, int n, char *buf, size_t len)
+{
+    const char *p = out_line(r, "dump ", n);
+    if (!p || !strncmp(p, "failed", 6))
+        return NULL;
+    snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+    return buf;
+}
+
+static void run_py(struct run *r, const char *python, const char *mode, const char *const *env)
+{
+    const char *args[] = {script, runtime, helper, mode, NULL};
+    run_prog(r, python, args, env, 1);
+}
+
+/* One site of `vramtrace report --json`: its frames and where the Python ones start (-1: none). */
+struct site {
+    char *frames[256];
+    int n, python_from;
+};
+
+static void site_free(struct site *s)
+{
+    for (int i = 0; i < s->n; i++)
+        free(s->frames[i]);
+    s->n = 0;
+}
+
+/* The site whose live_bytes is size, from report --json output; 0 when there is none. */
+static int find_site(const char *json, uint64_t size, struct site *s)
+{
+    char want[64];
+    snprintf(want, sizeof want, "\"live_bytes\":%" PRIu64 "}", size);
+    const char *end = strstr(json, want), *p = end;
+    memset(s, 0, sizeof *s);
+    while (p && p > json && strncmp(p, "{\"stack\":[", 10))
+        p--;
+    if (!end || p == json)
+        return 0;
+    p += 10;
+    while (*p == '"' && s->n < 256) {
+        const char *q = strchr(p + 1, '"');
+        s->frames[s->n++] = strndup(p + 1, (size_t)(q - p - 1));
+        p = q + 1;
+        if (*p == ',')
+            p++;
+    }
+    const char *pf = strstr(p, "\"python_from\":");
+    s->python_from = pf && strncmp(pf + 14, "null", 4) ? atoi(pf + 14) : -1;
+    return 1;
+}
+
+/* True when the site's Python frames are exactly want[] (NULL-terminated; "*" matches any one frame
+ * and ends the check), innermost first. */
+static int python_frames_are(const struct site *s, const char *const *want)
+{
+    if (s->python_from < 0)
+        return 0;
+    int i = s->python_from;
+    for (; *want; want++, i++) {
+        if (!strcmp(*want, "*"))
+            return i < s->n;
+        if (i >= s->n || strcmp(s->frames[i], *want))
+            return 0;
+    }
+    return i == s->n;
+}
+
+static void show_site(const struct site *s)
+{
+    diag("python_from %d, %d frames:", s->python_from, s->n);
+    for (int i = 0; i < s->n; i++)
+        diag("  %s", s->frames[i]);
+}
+
+static char *frame(const char *fn, long line)
+{
+    static char bufs[8][160];
+    static int k;
+    char *b = bufs[k++ % 8];
+    snprintf(b, sizeof bufs[0], "%s (py_sites.py:%ld)", fn, line);
+    return b;
+}
+
+/* The basic scenario's checks on one interpreter. */
+static void check_basic(const char *python, const char *tag)
+{
+    struct run r, c;
+    char path[700], qual[64];
+    run_py(&r, python, "basic", NULL);
+    if (!ok(r.status == 0 && dump_path(&r, 0, path, sizeof path), "%s: the program ran, one dump", tag)) {
+        diag("status %d\nout: %s\nerr: %s", r.status, r.out, r.err);
+        run_free(&r);
+        return;
+    }
+    ok(!strstr(r.err, "vramtrace:") && !strstr(r.err, "Traceback"), "%s: nothing on stderr", tag);
+    const char *q = out_line(&r, "qualname ", 0);
+    snprintf(qual, sizeof qual, "%.*s", q ? (int)strcspn(q, "\n") : 0, q ? q : "");
+    struct vt_dumpfile d;
+    if (ok(load_dump(path, &d) == 0, "%s: the dump reads", tag)) {
+        ok(d.interpreter.present && !strcmp(d.interpreter.capture, "on") && d.interpreter.lo < d.interpreter.hi,
+           "%s: interpreter record, capture on, with its code range", tag);
+        is_u64(vt_df_counter(&d, "py_held"), 3, "py_held: three allocations on threads holding the GIL");
+        is_u64(vt_df_counter(&d, "py_released"), 1, "py_released: one read for a thread that released the GIL");
+        is_u64(vt_df_counter(&d, "py_native"), 1, "py_native: one on a native thread");
+        is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
+        vt_dumpfile_free(&d);
+    }
+    const char *args[] = {"report", path, "--json", NULL};
+    run_prog(&c, "../vramtrace", args, NULL, 0);
+    long mod = out_num(&r, "at", "basic");
+    struct site s;
+    const char *w1[] = {frame("load_weights", out_num(&r, "site", "1048576")),
+                        frame("basic", out_num(&r, "at", "load_weights")), frame("<module>", mod), NULL};
+    int got = find_site(c.out, 1 << 20, &s) && python_frames_are(&s, w1);
+    if (!ok(got, "%s: held GIL: load_weights, basic, <module>, with their lines", tag))
+        show_site(&s);
+    ok(s.python_from >= 1, "%s: the native frames below the interpreter come first", tag);
+    site_free(&s);
+    const char *w2[] = {frame(qual, out_num(&r, "site", "2097152")), frame("basic", out_num(&r, "at", "handle")),
+                        frame("<module>", mod), NULL};
+    if (!ok(find_site(c.out, 2 << 20, &s) && python_frames_are(&s, w2),
+            "%s: released GIL: %s, basic, <module> (read by the helper)", tag, qual))
+        show_site(&s);
+    site_free(&s);
+    const char *w3[] = {frame("worker", out_num(&r, "site", "3145728")), "*", NULL};
+    got = find_site(c.out, 3 << 20, &s) && python_frames_are(&s, w3) && strstr(s.frames[s.n - 1], "threading.py");
+    if (!ok(got, "%s: Python thread: worker, then threading's frames", tag))
+        show_site(&s);
+    site_free(&s);
+    got = find_site(c.out, 4 << 20, &s) && s.python_from < 0 && s.n && !strncmp(s.frames[0], "native_thread_main", 18);
+    if (!ok(got, "%s: native thread: native frames only", tag))
+        show_site(&s);
+    site_free(&s);
+    const char *w5[] = {frame("inner", out_num(&r, "site", "5242880")), frame("outer", out_num(&r, "at", "inner")),
+                        frame("basic", out_num(&r, "at", "outer")), frame("<module>", mod), NULL};
+    if (!ok(find_site(c.out, 5 << 20, &s) && python_frames_are(&s, w5), "%s: nested: inner, outer, basic, <module>", tag))
+        show_site(&s);
+    site_free(&s);
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_versions(void)
+{
+    check_basic(SYSTEM_PYTHON, "system python");
+    for (int minor = 9; minor <= 13; minor++) {
+        char pat[128], tag[32];
+        snprintf(pat, sizeof pat, "/root/.pyenv/versions/3.%d.*/bin/python3.%d", minor, minor);
+        snprintf(tag, sizeof tag, "CPython 3.%d", minor);
+        glob_t g;
+        if (glob(pat, 0, NULL, &g) != 0 || !g.gl_pathc) {
+            skip("%s: no %s on this machine", tag, pat);
+            continue;
+        }
+        check_basic(g.gl_pathv[0], tag);
+        globfree(&g);
+    }
+}
+
+static void test_diff_trend(void)
+{
+    struct run r, c;
+    char p1[700], p2[700], p3[700];
+    run_py(&r, SYSTEM_PYTHON, "grow", NULL);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p1, sizeof p1) && dump_path(&r, 1, p2, sizeof p2) &&
+                dump_path(&r, 2, p3, sizeof p3),
+            "grow: three dumps")) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    char want[128];
+    const char *q = out_line(&r, "qualname ", 0);
+    snprintf(want, sizeof want, "most at %.*s (py_sites.py:%ld)", q ? (int)strcspn(q, "\n") : 0, q ? q : "",
+             out_num(&r, "site", "2097152"));
+    const char *dargs[] = {"diff", p1, p2, NULL};
+    run_prog(&c, "../vramtrace", dargs, NULL, 0);
+    ok(c.status == 0 && strstr(c.out, "verdict: leak-suspect") && strstr(c.out, want),
+       "diff: leak-suspect, named by the Python line (%s)", want);
+    run_free(&c);
+    const char *targs[] = {"trend", p1, p2, p3, NULL};
+    run_prog(&c, "../vramtrace", targs, NULL, 0);
+    char at[128];
+    snprintf(at, sizeof at, "/min at %s", want + 8);
+    ok(c.status == 0 && strstr(c.out, "verdict: leak-suspect") && strstr(c.out, at),
+       "trend: the site that grew every time is the Python line");
+    if (c.status != 0 || !strstr(c.out, at))
+        diag("%s", c.out);
+    run_free(&c);
+    const char *rargs[] = {"report", p1, NULL};
+    run_prog(&c, "../vramtrace", rargs, NULL, 0);
+    ok(strstr(c.out, "native frames (--full-stacks)") && strstr(c.out, "load_weights (py_sites.py:"),
+       "report: the innermost native frame, the native frames counted, then the Python lines");
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_gil_held(void)
+{
+    struct run r, c;
+    char path[700];
+    run_py(&r, SYSTEM_PYTHON, "gil", NULL);
+    long took = out_num(&r, "alloc_us", NULL);
+    ok(r.status == 0 && dump_path(&r, 0, path, sizeof path), "GIL held elsewhere: the program ran on");
+    ok(took >= 0 && took < 500000, "the allocation took %ld µs, not the second the GIL was held", took);
+    struct vt_dumpfile d;
+    if (load_dump(path, &d) == 0) {
+        is_u64(vt_df_counter(&d, "py_missed"), 1, "py_missed: the helper did not get the GIL in time");
+        vt_dumpfile_free(&d);
+    }
+    const char *args[] = {"report", path, "--json", NULL};
+    run_prog(&c, "../vramtrace", args, NULL, 0);
+    struct site s;
+    ok(find_site(c.out, 2 << 20, &s) && s.python_from < 0, "its site has native frames only");
+    site_free(&s);
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_fork(void)
+{
+    struct run r;
+    char path[700];
+    run_py(&r, SYSTEM_PYTHON, "fork", NULL);
+    struct vt_dumpfile d;
+    if (!ok(r.status == 0 && dump_path(&r, 1, path, sizeof path) && load_dump(path, &d) == 0,
+            "fork: the child took its own dump")) {
+        diag("status %d, out %s, err %s", r.status, r.out, r.err);
+        run_free(&r);
+        return;
+    }
+    ok(d.pid != 0 && strstr(path, "vramtrace.") && d.nallocs == 2, "the child's dump holds the child's two allocations");
+    is_u64(vt_df_counter(&d, "py_held"), 1, "child: one allocation holding the GIL");
+    is_u64(vt_df_counter(&d, "py_released"), 1, "child: one read by a helper of its own (the parent's did not survive)");
+    is_u64(vt_df_counter(&d, "py_missed"), 0, "child: none missed");
+    ok(d.npystacks == 2, "child: both allocations have Python stacks");
+    vt_dumpfile_free(&d);
+    run_free(&r);
+}
+
+/* The basic program under one setting; returns the report --json of its dump in c. */
+static int run_setting(struct run *r, struct run *c, const char *setting, struct vt_dumpfile *d)
+{
+    const char *env[] = {setting, NULL};
+    char path[700];
+    run_py(r, SYSTEM_PYTHON, "basic", env);
+    if (r->status != 0 || !dump_path(r, 0, path, sizeof path) || load_dump(path, d) != 0) {
+        diag("status %d, err: %s", r->status, r->err);
+        return 0;
+    }
+    const char *args[] = {"report", path, "--json", NULL};
+    run_prog(c, "../vramtrace", args, NULL, 0);
+    return 1;
+}
+
+static void test_settings(void)
+{
+    struct run r, c;
+    struct vt_dumpfile d;
+    struct site s;
+    if (ok(run_setting(&r, &c, "VRAMTRACE_PYTHON=0", &d), "VRAMTRACE_PYTHON=0: the program ran")) {
+        is_str(d.interpreter.capture, "off", "the interpreter record says off");
+        ok(d.npystacks == 0 && !strstr(c.out, "\"python_from\":0") && !strstr(c.out, "py_sites.py"),
+           "no Python frames anywhere");
+        vt_dumpfile_free(&d);
+        run_free(&c);
+    }
+    run_free(&r);
+    if (ok(run_setting(&r, &c, "VRAMTRACE_PY_WAIT=0", &d), "VRAMTRACE_PY_WAIT=0: the program ran")) {
+        ok(find_site(c.out, 2 << 20, &s) && s.python_from < 0, "the thread that released the GIL: native frames only");
+        site_free(&s);
+        ok(find_site(c.out, 1 << 20, &s) && s.python_from >= 0, "a thread holding the GIL: still its Python frames");
+        site_free(&s);
+        is_u64(vt_df_counter(&d, "py_missed"), 1, "py_missed counts it");
+        vt_dumpfile_free(&d);
+        run_free(&c);
+    }
+    run_free(&r);
+    if (ok(run_setting(&r, &c, "VRAMTRACE_PY_DEPTH=2", &d), "VRAMTRACE_PY_DEPTH=2: the program ran")) {
+        const char *w[] = {frame("inner", out_num(&r, "site", "5242880")), frame("outer", out_num(&r, "at", "inner")),
+                           NULL};
+        if (!ok(find_site(c.out, 5 << 20, &s) && python_frames_are(&s, w), "two Python frames kept: inner, outer"))
+            show_site(&s);
+        site_free(&s);
+        vt_dumpfile_free(&d);
+        run_free(&c);
+    }
+    run_free(&r);
+    if (ok(run_setting(&r, &c, "VRAMTRACE_PY_DEPTH=lots", &d), "VRAMTRACE_PY_DEPTH=lots: the program ran")) {
+        ok(strstr(r.err, "vramtrace: VRAMTRACE_PY_DEPTH=lots is not a number from 1 to 256; using 32") != NULL,
+           "a bad value is said, with the default used");
+        ok(find_site(c.out, 5 << 20, &s) && s.python_from >= 0, "and Python frames are still kept");
+        site_free(&s);
+        vt_dumpfile_free(&d);
+        run_free(&c);
+    }
+    run_free(&r);
+}
+
+static void test_unknown_versions(void)
+{
+    struct run r;
+    glob_t g;
+    if (glob("/root/.pyenv/versions/3.8.*/bin/python3.8", 0, NULL, &g) != 0 || !g.gl_pathc) {
+        skip("CPython 3.8: not on this machine");
+    } else {
+        char path[700];
+        struct vt_dumpfile d;
+        run_py(&r, g.gl_pathv[0], "basic", NULL);
+        ok(r.status == 0 && dump_path(&r, 0, path, sizeof path), "CPython 3.8: the program runs as without vramtrace");
+        ok(count_lines(r.err, "vramtrace: Python 3.8.") == 1 && strstr(r.err, "reads the frames of CPython 3.9 to 3.13 only"),
+           "CPython 3.8: said once on stderr");
+        if (load_dump(path, &d) == 0) {
+            ok(!strcmp(d.interpreter.capture, "unsupported") && d.npystacks == 0 && d.nallocs == 5,
+               "CPython 3.8: the dump says unsupported, all five allocations with native stacks");
+            vt_dumpfile_free(&d);
+        }
+        run_free(&r);
+        globfree(&g);
+    }
+    run_prog(&r, "prog_newpy", NULL, NULL, 1);
+    struct vt_dumpfile d[2];
+    size_t n = load_dumps(&r, d, 2);
+    ok(r.status == 0 && strstr(r.out, "alloc 0"), "a program claiming CPython 3.14: runs, allocates");
+    ok(count_lines(r.err, "vramtrace: Python 3.14.0: vramtrace reads the frames of CPython 3.9 to 3.13 only") == 1,
+       "3.14: said once on stderr");
+    ok(n == 1 && d[0].interpreter.present && !strcmp(d[0].interpreter.version, "3.14.0") &&
+           !strcmp(d[0].interpreter.capture, "unsupported") && d[0].nallocs == 1,
+       "3.14: its exit dump says unsupported and holds the allocation");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
+int main(void)
+{
+    snprintf(script, sizeof script, "%s/../tests/progs/py_sites.py", build_dir());
+    snprintf(runtime, sizeof runtime, "%s/fake/libcudart.so.13", build_dir());
+    snprintf(helper, sizeof helper, "%s/tests/libpy_helpers.so", build_dir());
+    test_versions();
+    test_diff_trend();
+    test_gil_held();
+    test_fork();
+    test_settings();
+    test_unknown_versions();
+    return tap_done();
+}
