@@ -27,6 +27,7 @@ struct vt_pyjob {
     void *ts;
     uint32_t result;
     int state;
+    int done; /* state is VT_JOB_DONE: set last, polled without the lock */
 };
 
 static pthread_mutex_t vt_ph_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -35,6 +36,8 @@ static pthread_cond_t vt_ph_done; /* on the monotonic clock: set up by vt_pycapt
 static struct vt_pyjob *vt_ph_queue;
 static int vt_ph_started; /* 1 running, -1 could not be started */
 static int vt_ph_stalled;
+static int vt_ph_pending;  /* jobs are queued: polled without the lock */
+static int vt_ph_sleeping; /* the helper waits for vt_ph_work, not polling */
 static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
 
 static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
@@ -64,13 +67,52 @@ static void vt_pc_decide(void)
     vt_pc_on = 1;
 }
 
+/* Allocations come in bursts (a forward pass), and waking a sleeping thread costs tens of µs: both
+ * sides poll a little before they sleep. */
+#define VT_PH_SPIN_NS 100000
+
+static void vt_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Polls until *p is nonzero or VT_PH_SPIN_NS passed; returns 1 when it became nonzero. */
+static int vt_spin_until(const int *p)
+{
+    uint64_t start = 0;
+    for (unsigned i = 0;; i++) {
+        if (__atomic_load_n(p, __ATOMIC_ACQUIRE))
+            return 1;
+        vt_pause();
+        if (i % 64 == 0) {
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            uint64_t now = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+            if (!start)
+                start = now;
+            else if (now - start > VT_PH_SPIN_NS)
+                return 0;
+        }
+    }
+}
+
 static void *vt_ph_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&vt_ph_mu);
     for (;;) {
-        while (!vt_ph_queue)
+        if (!vt_ph_queue) {
+            pthread_mutex_unlock(&vt_ph_mu);
+            vt_spin_until(&vt_ph_pending);
+            pthread_mutex_lock(&vt_ph_mu);
+        }
+        while (!vt_ph_queue) {
+            vt_ph_sleeping = 1;
             pthread_cond_wait(&vt_ph_work, &vt_ph_mu);
+            vt_ph_sleeping = 0;
+        }
         pthread_mutex_unlock(&vt_ph_mu);
         int running = vt_py_running();
         if (running)
@@ -80,12 +122,14 @@ static void *vt_ph_main(void *arg)
         while (vt_ph_queue) {
             struct vt_pyjob *j = vt_ph_queue;
             vt_ph_queue = j->next;
+            __atomic_store_n(&vt_ph_pending, vt_ph_queue != NULL, __ATOMIC_RELAXED);
             j->state = VT_JOB_TAKEN;
             pthread_mutex_unlock(&vt_ph_mu);
             uint32_t r = running ? vt_pystack_read(j->ts) : 0;
             pthread_mutex_lock(&vt_ph_mu);
             j->result = r;
             j->state = VT_JOB_DONE;
+            __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&vt_ph_done);
         }
         pthread_mutex_unlock(&vt_ph_mu);
@@ -129,7 +173,12 @@ static uint32_t vt_pc_ask_helper(void *ts)
     }
     j.next = vt_ph_queue;
     vt_ph_queue = &j;
-    pthread_cond_signal(&vt_ph_work);
+    __atomic_store_n(&vt_ph_pending, 1, __ATOMIC_RELEASE);
+    if (vt_ph_sleeping)
+        pthread_cond_signal(&vt_ph_work);
+    pthread_mutex_unlock(&vt_ph_mu);
+    vt_spin_until(&j.done);
+    pthread_mutex_lock(&vt_ph_mu);
     while (j.state != VT_JOB_DONE) {
         if (j.state == VT_JOB_TAKEN) {
             /* The helper has the GIL and reads our frames: that never waits for anything of ours. */
@@ -208,6 +257,8 @@ void vt_pycapture_atfork_child(void)
     vt_ph_queue = NULL;
     vt_ph_started = 0;
     vt_ph_stalled = 0;
+    vt_ph_pending = 0;
+    vt_ph_sleeping = 0;
     vt_ph_ts = NULL;
     vt_pc_held = vt_pc_released = vt_pc_missed = vt_pc_native = 0;
     vt_pc_busy = 0;
