@@ -1,6 +1,7 @@
 #!/bin/sh
-# On the GPU machine (build/ carried over): the alloc+free pair benchmark against the real driver, and
-# a PyTorch inference loop, each bare and under the library, interleaved rounds, medians.
+# On the GPU machine (build/ carried over): the alloc+free pair benchmark against the real driver, the
+# same from Python with Python call sites off and on, and a PyTorch inference loop, each bare and under
+# the library, interleaved rounds, medians.
 set -eu
 B=$PWD/build
 cc -O2 -std=c11 -D_GNU_SOURCE -I/usr/local/cuda/include -o /tmp/bench_alloc bench/bench_alloc.c -lcuda
@@ -16,17 +17,39 @@ bare=$(median </tmp/bare); off=$(median </tmp/off); d32=$(median </tmp/d32)
 echo "real driver, cuMemAlloc(256)+cuMemFree, median of 5 x 20,000, ns: bare $bare, stacks off $off ($(awk "BEGIN{printf \"%.2f\", $off/$bare}")x), depth 32 $d32 ($(awk "BEGIN{printf \"%.2f\", $d32/$bare}")x)"
 echo "  rounds: bare $(tr '\n' ' ' </tmp/bare)| off $(tr '\n' ' ' </tmp/off)| depth 32 $(tr '\n' ' ' </tmp/d32)"
 
-# A PyTorch inference loop: bare, under the library with torch's block history off, and on (the
-# default); interleaved rounds, medians of iterations per second. Then the bridge's cost per dump.
-: >/tmp/t_bare; : >/tmp/t_off; : >/tmp/t_on
-for round in 1 2 3; do
-  python3 bench/torch_loop.py 300 | awk '/iterations_per_s/ {print $2}' >>/tmp/t_bare
-  VRAMTRACE_TORCH_HISTORY=0 LD_PRELOAD=$B/libvramtrace.so python3 bench/torch_loop.py 300 | awk '/iterations_per_s/ {print $2}' >>/tmp/t_off
-  LD_PRELOAD=$B/libvramtrace.so python3 bench/torch_loop.py 300 > /tmp/t_on_out
-  awk '/iterations_per_s/ {print $2}' /tmp/t_on_out >>/tmp/t_on
+# Python call sites (bench/py_alloc.py): cudaMalloc(256)+cudaFree through ctypes at Python depths 10
+# and 50, the GIL held and released, bare / library with VRAMTRACE_PYTHON=0 / library with it on (all
+# frames kept: VRAMTRACE_PY_DEPTH=64); interleaved rounds, medians.
+RT=$(ls /usr/local/cuda/lib64/libcudart.so.* | head -1)
+for how in held released; do
+  for depth in 10 50; do
+    : >/tmp/p_bare; : >/tmp/p_off; : >/tmp/p_on
+    for round in 1 2 3; do
+      python3 bench/py_alloc.py "$RT" $depth 5000 $how >>/tmp/p_bare
+      VRAMTRACE_PYTHON=0 LD_PRELOAD=$B/libvramtrace.so python3 bench/py_alloc.py "$RT" $depth 5000 $how >>/tmp/p_off
+      VRAMTRACE_PY_DEPTH=64 LD_PRELOAD=$B/libvramtrace.so python3 bench/py_alloc.py "$RT" $depth 5000 $how >>/tmp/p_on
+    done
+    pb=$(median </tmp/p_bare); po=$(median </tmp/p_off); pn=$(median </tmp/p_on)
+    echo "python $how depth $depth, cudaMalloc(256)+cudaFree, median of 3 x 5,000, ns: bare $pb, python off $po ($(awk "BEGIN{printf \"%.2f\", $po/$pb}")x), python on $pn ($(awk "BEGIN{printf \"%.2f\", $pn/$pb}")x); on - off = $(awk "BEGIN{printf \"%.0f\", $pn-$po}") ns"
+  done
 done
-tb=$(median </tmp/t_bare); toff=$(median </tmp/t_off); ton=$(median </tmp/t_on)
-echo "torch TransformerEncoderLayer loop, median of 3 x 300 iterations, it/s: bare $tb, library with history off $toff ($(awk "BEGIN{printf \"%.3f\", $toff/$tb}")x), history on $ton ($(awk "BEGIN{printf \"%.3f\", $ton/$tb}")x)"
-echo "  rounds: bare $(tr '\n' ' ' </tmp/t_bare)| off $(tr '\n' ' ' </tmp/t_off)| on $(tr '\n' ' ' </tmp/t_on)"
-echo "bridge cost per dump (last round, history on):"
-grep '^dump' /tmp/t_on_out
+
+# A PyTorch inference loop: bare, under the library with Python call sites off, and on (the default);
+# torch's default allocator and its cudaMallocAsync backend (where every tensor is an allocation we
+# record); interleaved rounds, medians of iterations per second. Then the bridge's cost per dump.
+for conf in default async; do
+  [ $conf = async ] && export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync || unset PYTORCH_CUDA_ALLOC_CONF
+  : >/tmp/t_bare; : >/tmp/t_off; : >/tmp/t_on
+  for round in 1 2 3; do
+    python3 bench/torch_loop.py 300 | awk '/iterations_per_s/ {print $2}' >>/tmp/t_bare
+    VRAMTRACE_PYTHON=0 LD_PRELOAD=$B/libvramtrace.so python3 bench/torch_loop.py 300 | awk '/iterations_per_s/ {print $2}' >>/tmp/t_off
+    LD_PRELOAD=$B/libvramtrace.so python3 bench/torch_loop.py 300 > /tmp/t_on_out
+    awk '/iterations_per_s/ {print $2}' /tmp/t_on_out >>/tmp/t_on
+  done
+  tb=$(median </tmp/t_bare); toff=$(median </tmp/t_off); ton=$(median </tmp/t_on)
+  echo "torch ($conf allocator) TransformerEncoderLayer loop, median of 3 x 300 iterations, it/s: bare $tb, library with Python call sites off $toff ($(awk "BEGIN{printf \"%.3f\", $toff/$tb}")x), on $ton ($(awk "BEGIN{printf \"%.3f\", $ton/$tb}")x)"
+  echo "  rounds: bare $(tr '\n' ' ' </tmp/t_bare)| off $(tr '\n' ' ' </tmp/t_off)| on $(tr '\n' ' ' </tmp/t_on)"
+  echo "  Python call sites in the last dump: $(grep -E '^counter py_' "$(grep '^dump' /tmp/t_on_out | tail -1 | sed 's/.* path //')" 2>/dev/null | tr '\n' ' ')"
+  echo "bridge cost per dump (last round):"
+  grep '^dump' /tmp/t_on_out
+done

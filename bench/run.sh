@@ -20,6 +20,22 @@ bare=$(median <"$D/bare"); off=$(median <"$D/off"); d32=$(median <"$D/d32")
 echo "alloc+free pair, median of 5 x 1,000,000, ns: bare $bare, stacks off $off ($(echo "$off / $bare" | bc -l | cut -c1-4)x), depth 32 $d32 ($(echo "$d32 / $bare" | bc -l | cut -c1-4)x)"
 echo "  rounds: bare $(tr '\n' ' ' <"$D/bare")| off $(tr '\n' ' ' <"$D/off")| depth 32 $(tr '\n' ' ' <"$D/d32")"
 
+# Python call sites (bench/py_alloc.py): the pair through ctypes at Python depths 10 and 50, the GIL
+# held and released, bare / Python call sites off / on (all frames kept).
+PY=/usr/bin/python3
+for how in held released; do
+  for depth in 10 50; do
+    : >"$D/p_bare"; : >"$D/p_off"; : >"$D/p_on"
+    for round in 1 2 3 4 5; do
+      $PY bench/py_alloc.py "$B/fake/libcudart.so.13" $depth 200000 $how >>"$D/p_bare"
+      VRAMTRACE_PYTHON=0 LD_PRELOAD=$B/libvramtrace.so $PY bench/py_alloc.py "$B/fake/libcudart.so.13" $depth 200000 $how >>"$D/p_off"
+      VRAMTRACE_PY_DEPTH=64 LD_PRELOAD=$B/libvramtrace.so $PY bench/py_alloc.py "$B/fake/libcudart.so.13" $depth 200000 $how >>"$D/p_on"
+    done
+    pb=$(median <"$D/p_bare"); po=$(median <"$D/p_off"); pn=$(median <"$D/p_on")
+    echo "python $how depth $depth, pair through ctypes, median of 5 x 200,000, ns: bare $pb, python off $po ($(echo "$po / $pb" | bc -l | cut -c1-4)x), python on $pn ($(echo "$pn / $pb" | bc -l | cut -c1-4)x); on - off = $(echo "$pn - $po" | bc) ns"
+  done
+done
+
 for round in 1 2 3; do
   LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" | sed 's/ path .*//'
 done

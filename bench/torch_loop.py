@@ -35,5 +35,5 @@ if hasattr(lib, "vramtrace_dump"):
         path = buf.value.decode()
         rec = next(l.split() for l in open(path) if l.startswith("python "))
         blocks = sum(1 for l in open(path) if l.startswith("block "))
-        print("dump %s wait_us %.0f bridge_ms %.2f dump_ms %.1f bytes %d blocks %d" % (
-            rec[1], int(rec[2]) / 1e3, int(rec[3]) / 1e6, whole * 1e3, os.path.getsize(path), blocks), flush=True)
+        print("dump %s wait_us %.0f bridge_ms %.2f dump_ms %.1f bytes %d blocks %d path %s" % (
+            rec[1], int(rec[2]) / 1e3, int(rec[3]) / 1e6, whole * 1e3, os.path.getsize(path), blocks, path), flush=True)

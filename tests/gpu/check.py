@@ -174,7 +174,35 @@ def torch_sites(rep):
     return torch, other
 
 
+def py_frames(site):
+    """A site's Python frames (JSON: stack from python_from on), innermost first."""
+    at = site.get("python_from")
+    return site["stack"][at:] if at is not None else []
+
+
+def check_python_lines(tag, d, mine, other, lines):
+    """Issue 6: torch's segments and the CUDA libraries' own allocations carry the Python line that
+    caused them."""
+    keep = f"<module> (torch_truth.py:{lines['keep']})"
+    matmul = f"<module> (torch_truth.py:{lines['matmul']})"
+    seg = [s for s in mine if keep in py_frames(s)]
+    check(tag + " Python line: the 256 MiB tensor's memory at " + keep, bool(seg) and seg[0]["live_bytes"] >= 256 * MiB,
+          "; ".join(f"{s['kind']} {s['live_bytes']} {py_frames(s)[:2]}" for s in seg[:2]) or
+          f"none; segment sites' Python frames: {[py_frames(s)[:1] for s in mine[:4]]}")
+    blas = [s for s in other if s["library"].startswith("cuBLAS") and matmul in py_frames(s)]
+    check(tag + " Python line: cuBLAS's workspace at " + matmul, bool(blas),
+          "; ".join(f"{s['library']} {s['live_bytes']} {py_frames(s)[:1]}" for s in blas[:2]) or
+          f"none; library sites: {[(s['library'], py_frames(s)[:1]) for s in other[:4]]}")
+    without = [s for s in mine + other if not py_frames(s)]
+    c = d["counters"]
+    check(tag + " Python line: every segment and library site has one", not without,
+          f"{len(mine) + len(other) - len(without)} of {len(mine) + len(other)} sites; counters held "
+          f"{c.get('py_held')}, released {c.get('py_released')}, missed {c.get('py_missed')}, native {c.get('py_native')}" +
+          (f"; without: {[(s['kind'], s['live_bytes'], s['stack'][:2]) for s in without[:3]]}" if without else ""))
+
+
 def check_torch(name, out, config):
+    lines_row = json_lines(out, "lines")
     rows = json_lines(out, "torch")
     if len(rows) != 2 or not all(r["dump"] for r in rows):
         check(name + " ran", False, f"{len(rows)} dumps; see {out}")
@@ -221,6 +249,8 @@ def check_torch(name, out, config):
               (f"; unnamed: {[(s['kind'], s['live_bytes'], s['stack'][:3]) for s in unnamed[:3]]}" if unnamed else ""))
         smi_check(tag, d, r["smi_mib"])
         overhead_note(tag, rep)
+        if r["phase"] == 1:
+            check_python_lines(tag, d, mine, other, lines_row[0])
 
 
 # ---- 6: CuPy's default pool ----
@@ -332,7 +362,7 @@ def check_threads(name, folder):
 
 
 # ---- the examples: the README's commands ----
-def check_example(name, folder, verdict, top_frame=None):
+def check_example(name, folder, verdict, top_frame=None, segment_frame=None):
     path = os.path.join(folder, "diff.json")
     if not os.path.exists(path):
         check(name + " ran", False, f"no diff; see {folder}")
@@ -346,6 +376,11 @@ def check_example(name, folder, verdict, top_frame=None):
     if top_frame:
         check(name + " top site: " + top_frame, top is not None and top["class"] == "allocated" and
               bool(top["stack"]) and top["stack"][0].startswith(top_frame), detail)
+    if segment_frame:
+        segs = [s for s in diff["sites"] if s["class"] == "segment" and s["delta_bytes"] > 0]
+        check(name + " the segments that grew carry their Python lines, in " + segment_frame.strip("(:"),
+              bool(segs) and all(any(segment_frame in f for f in py_frames(s)) for s in segs),
+              "; ".join(f"{s['delta_bytes']:+d} {s['kind']} {py_frames(s)[:2]}" for s in segs[:3]) or "no segment grew")
 
 
 def main():
@@ -371,8 +406,9 @@ def main():
         ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect",
                                                            "remember_request_for_debugging")),
         ("example torch_leak", lambda: check_example("example torch_leak.py", f"{folder}/example-torch_leak", "leak-suspect",
-                                                            "handle (torch_leak.py:")),
-        ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", "cache-growth")),
+                                                            "handle (torch_leak.py:", "(torch_leak.py:")),
+        ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", "cache-growth",
+                                                             None, "(torch_cache.py:")),
     ]
     for label, step in steps:
         try:

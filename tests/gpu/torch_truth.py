@@ -1,6 +1,7 @@
 # GPU suite: PyTorch's allocator (whichever PYTORCH_CUDA_ALLOC_CONF selects) under libvramtrace.so,
 # dumped twice through vramtrace_dump(); at each dump prints torch's own figures and nvidia-smi's for
-# this pid as one JSON line, which tests/gpu/check.py compares with the dump.
+# this pid as one JSON line, which tests/gpu/check.py compares with the dump. It also prints the lines
+# that allocate, for the check that torch's segments and cuBLAS's workspace carry them.
 import ctypes
 import json
 import os
@@ -29,6 +30,11 @@ def dump(phase):
                                "allocated": allocated, "reserved": reserved, "smi_mib": smi_mib()}), flush=True)
 
 
+def line_of(text):
+    return next(i + 1 for i, l in enumerate(open(__file__)) if l.startswith(text))
+
+
+print("lines", json.dumps({"keep": line_of("keep = "), "matmul": line_of("b = a @ a")}), flush=True)
 keep = [torch.empty(256 << 20, dtype=torch.uint8, device="cuda")]
 tmp = torch.empty(100 << 20, dtype=torch.uint8, device="cuda")
 del tmp
