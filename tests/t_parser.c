@@ -122,6 +122,15 @@ int main(void)
     INSERTED("segkind.dump", "segment 0x1000 4096 0 torch small 0.0 stretchy\n", 0, "expandable or fixed");
     INSERTED("python.dump", "python ok 1\n", 0, "'python' record needs");
     INSERTED("twopython.dump", "python ok 1 2 -\npython ok 1 2 -\n", 1, "a second 'python' record");
+    /* Version 3: Python call sites. */
+    INSERTED("capture.dump", "interpreter 3.12.1 maybe 0x1000 0x2000\n", 0, "must be on, off or unsupported, not 'maybe'");
+    INSERTED("interp-fields.dump", "interpreter 3.12.1 on 0x1000\n", 0, "");
+    INSERTED("interp-range.dump", "interpreter 3.12.1 on 0x2000 0x1000\n", 0, "ends before it starts");
+    INSERTED("twointerp.dump", "interpreter 3.12.1 on 0x1 0x2\ninterpreter 3.12.1 on 0x1 0x2\n", 1,
+             "a second 'interpreter' record");
+    INSERTED("stack-nopy.dump", "stack 99 1 0x10\n", 0, "stack 99 says 1 frames but has 0");
+    INSERTED("stack-pystack.dump", "stack 99 1 0x10 42\n", 0, "refers to pystack 42");
+    INSERTED("stack-empty.dump", "stack 99 0 0\n", 0, "stack 99 has no frames");
 #undef INSERTED
     free(bad);
     free(good);

@@ -146,8 +146,16 @@ static void check_basic(const char *python, const char *tag)
         is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
         vt_dumpfile_free(&d);
     }
+    const char *targs[] = {"report", path, NULL};
+    run_prog(&c, "../vramtrace", targs, NULL, 0);
+    ok(strstr(c.out, "call sites    Python frames for 4 allocations (3 on threads holding the GIL, 1 read for threads "
+                     "that released it), 1 on native threads") != NULL,
+       "%s: report says how many allocations have Python frames, and how", tag);
+    run_free(&c);
     const char *args[] = {"report", path, "--json", NULL};
     run_prog(&c, "../vramtrace", args, NULL, 0);
+    ok(strstr(c.out, "\"python_call_sites\":\"on\",\"held\":3,\"released\":1,\"missed\":0,\"native\":1}") != NULL,
+       "%s: report --json: the interpreter's call-site counts", tag);
     long mod = out_num(&r, "at", "basic");
     struct site s;
     const char *w1[] = {frame("load_weights", out_num(&r, "site", "1048576")),

@@ -79,13 +79,44 @@ static void vt_view_text(const struct vt_view *w)
     }
 }
 
+/* Python call sites: how many allocations got their Python frames, and why the others did not. */
+static void vt_call_sites_text(const struct vt_dumpfile *d)
+{
+    const struct vt_df_interpreter *in = &d->interpreter;
+    printf("  %-13s ", "call sites");
+    if (!strcmp(in->capture, "off")) {
+        printf("Python frames off (VRAMTRACE_PYTHON=0 or VRAMTRACE_DEPTH=0)\n");
+        return;
+    }
+    if (!strcmp(in->capture, "unsupported")) {
+        printf("native only: vramtrace reads the frames of CPython 3.9 to 3.13\n");
+        return;
+    }
+    uint64_t held = vt_df_counter(d, "py_held"), rel = vt_df_counter(d, "py_released");
+    uint64_t missed = vt_df_counter(d, "py_missed"), native = vt_df_counter(d, "py_native");
+    printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu read for threads that "
+           "released it)", (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel);
+    if (native)
+        printf(", %llu on native threads", (unsigned long long)native);
+    if (missed)
+        printf(", %llu missed (the GIL was not free in time, or VRAMTRACE_PY_WAIT=0)", (unsigned long long)missed);
+    putchar('\n');
+}
+
 static void vt_bridges_text(const struct vt_dumpfile *d)
 {
     const struct vt_df_python *py = &d->python;
+    if (!py->present && !d->interpreter.present)
+        return;
+    if (d->interpreter.present)
+        printf("\npython (CPython %s)\n", d->interpreter.version);
+    else
+        printf("\nbridges (this process hosts Python)\n");
+    if (d->interpreter.present)
+        vt_call_sites_text(d);
     if (!py->present)
         return;
-    printf("\nbridges (this process hosts Python)\n");
-    printf("  %-13s %s", "interpreter", py->status);
+    printf("  %-13s %s", "bridges", py->status);
     if (!strcmp(py->status, "ok"))
         printf(": waited %.0f µs for the GIL, ran %.1f ms", vt_us(py->wait_ns), vt_us(py->run_ns) / 1e3);
     if (py->detail)
@@ -301,6 +332,20 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
             fputc('}', f);
         }
         fputs("]}", f);
+    } else {
+        fputs("null", f);
+    }
+    const struct vt_df_interpreter *in = &d->interpreter;
+    fputs(",\"interpreter\":", f);
+    if (in->present) {
+        fputs("{\"version\":", f);
+        vt_json_str(f, in->version);
+        fputs(",\"python_call_sites\":", f);
+        vt_json_str(f, in->capture);
+        static const char *const counters[] = {"py_held", "py_released", "py_missed", "py_native"};
+        for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+            fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
+        fputc('}', f);
     } else {
         fputs("null", f);
     }
