@@ -20,19 +20,26 @@ echo "  rounds: bare $(tr '\n' ' ' </tmp/bare)| off $(tr '\n' ' ' </tmp/off)| de
 # Python call sites (bench/py_alloc.py): cudaMalloc(256)+cudaFree through ctypes at Python depths 10
 # and 50, the GIL held and released, bare / library with VRAMTRACE_PYTHON=0 / library with it on (all
 # frames kept: VRAMTRACE_PY_DEPTH=64); interleaved rounds, medians.
+# The same on this machine's CPU through the fake runtime, where nothing hides vramtrace's own cost.
 RT=$(ls /usr/local/cuda/lib64/libcudart.so.* | head -1)
-for how in held released; do
-  for depth in 10 50; do
-    : >/tmp/p_bare; : >/tmp/p_off; : >/tmp/p_on
-    for round in 1 2 3; do
-      python3 bench/py_alloc.py "$RT" $depth 5000 $how >>/tmp/p_bare
-      VRAMTRACE_PYTHON=0 LD_PRELOAD=$B/libvramtrace.so python3 bench/py_alloc.py "$RT" $depth 5000 $how >>/tmp/p_off
-      VRAMTRACE_PY_DEPTH=64 LD_PRELOAD=$B/libvramtrace.so python3 bench/py_alloc.py "$RT" $depth 5000 $how >>/tmp/p_on
+pyrounds() { # label runtime pairs rounds
+  for how in held released; do
+    for depth in 10 50; do
+      : >/tmp/p_bare; : >/tmp/p_off; : >/tmp/p_on
+      for round in $(seq $4); do
+        python3 bench/py_alloc.py "$2" $depth $3 $how >>/tmp/p_bare
+        VRAMTRACE_PYTHON=0 LD_PRELOAD=$B/libvramtrace.so python3 bench/py_alloc.py "$2" $depth $3 $how >>/tmp/p_off
+        VRAMTRACE_PY_DEPTH=64 LD_PRELOAD=$B/libvramtrace.so python3 bench/py_alloc.py "$2" $depth $3 $how >>/tmp/p_on
+      done
+      pb=$(median </tmp/p_bare); po=$(median </tmp/p_off); pn=$(median </tmp/p_on)
+      echo "python $how depth $depth, $1, median of $4 x $3, ns: bare $pb, python off $po ($(awk "BEGIN{printf \"%.2f\", $po/$pb}")x), python on $pn ($(awk "BEGIN{printf \"%.2f\", $pn/$pb}")x); on - off = $(awk "BEGIN{printf \"%.0f\", $pn-$po}") ns"
     done
-    pb=$(median </tmp/p_bare); po=$(median </tmp/p_off); pn=$(median </tmp/p_on)
-    echo "python $how depth $depth, cudaMalloc(256)+cudaFree, median of 3 x 5,000, ns: bare $pb, python off $po ($(awk "BEGIN{printf \"%.2f\", $po/$pb}")x), python on $pn ($(awk "BEGIN{printf \"%.2f\", $pn/$pb}")x); on - off = $(awk "BEGIN{printf \"%.0f\", $pn-$po}") ns"
   done
-done
+}
+pyrounds "real cudaMalloc(256)+cudaFree" "$RT" 5000 3
+export LD_LIBRARY_PATH=$B/fake
+pyrounds "fake runtime" "$B/fake/libcudart.so.13" 200000 5
+unset LD_LIBRARY_PATH
 
 # A PyTorch inference loop: bare, under the library with Python call sites off, and on (the default);
 # torch's default allocator and its cudaMallocAsync backend (where every tensor is an allocation we

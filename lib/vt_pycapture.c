@@ -59,9 +59,9 @@ static void vt_pc_decide(void)
     const char *v = vt_py_version();
     if (!v || !vt_cfg.python || vt_cfg.depth <= 0)
         return;
-    if (!vt_py_frames_usable()) {
-        vt_say("Python %s: vramtrace reads the frames of CPython 3.%d to 3.%d only; allocations keep native "
-               "call sites", *v ? v : "of an unknown version", VT_PY_MINOR_FIRST, VT_PY_MINOR_LAST);
+    const char *why = vt_py_frames_unusable();
+    if (why) {
+        vt_say("Python %s: %s; allocations keep native call sites", *v ? v : "of an unknown version", why);
         return;
     }
     vt_pc_on = 1;

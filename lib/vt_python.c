@@ -57,6 +57,9 @@ static struct {
 static pthread_once_t vt_py_once = PTHREAD_ONCE_INIT;
 static int vt_py_found;
 static int vt_py_frames_ok, vt_py_minor; /* the frame API is there and the version is one we know */
+static const char *vt_py_frames_why;    /* why not, when not */
+#define VT_STR_(x) #x
+#define VT_STR(x) VT_STR_(x)
 static char vt_py_ver[32];
 static vt_pyobject *vt_py_ns; /* the bridge's namespace: compiled once, kept for the process's life */
 
@@ -132,8 +135,16 @@ static void vt_py_resolve(void)
         if (sscanf(vt_py_ver, "%d.%d", &major, &minor) == 2 && major == 3)
             vt_py_minor = minor;
     }
-    vt_py_frames_ok = fok && vt_py_minor >= VT_PY_MINOR_FIRST && vt_py_minor <= VT_PY_MINOR_LAST &&
-                      (vt_py_minor < 10 || (vt_py.gc_disable && vt_py.gc_enable));
+    if (vt_py_minor < VT_PY_MINOR_FIRST || vt_py_minor > VT_PY_MINOR_LAST)
+        vt_py_frames_why = "vramtrace reads the frames of CPython 3." VT_STR(VT_PY_MINOR_FIRST) " to 3." VT_STR(
+            VT_PY_MINOR_LAST) " only";
+    else if (vt_py.version && strstr(vt_py.version(), "free-threading"))
+        /* No GIL: nothing keeps another thread off the frames we would read. */
+        vt_py_frames_why = "a free-threaded build, whose frames vramtrace does not read";
+    else if (!fok || (vt_py_minor >= 10 && !(vt_py.gc_disable && vt_py.gc_enable)))
+        vt_py_frames_why = "its frame API is incomplete";
+    else
+        vt_py_frames_ok = 1;
 }
 
 int vt_py_hosted(void)
@@ -237,10 +248,10 @@ const char *vt_py_version(void)
     return vt_py.version ? vt_py_ver : NULL;
 }
 
-int vt_py_frames_usable(void)
+const char *vt_py_frames_unusable(void)
 {
     pthread_once(&vt_py_once, vt_py_resolve);
-    return vt_py_frames_ok;
+    return vt_py_frames_ok ? NULL : vt_py_frames_why ? vt_py_frames_why : "no CPython";
 }
 
 void *vt_py_interpreter_code(void)

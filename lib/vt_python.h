@@ -28,8 +28,8 @@ int vt_py_pending(int (*fn)(void *), void *arg);
 
 /* The interpreter's version ("3.11.7"), or NULL when the process hosts no CPython. */
 const char *vt_py_version(void);
-/* 1 when its frames can be read: a known version with the whole frame API. */
-int vt_py_frames_usable(void);
+/* NULL when its frames can be read (a known version with the whole frame API), else why not. */
+const char *vt_py_frames_unusable(void);
 /* An address inside the interpreter's code, to find its module by. */
 void *vt_py_interpreter_code(void);
 /* The calling thread's Python thread state in the main interpreter, or NULL when it has none;
