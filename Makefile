@@ -145,7 +145,7 @@ bench: all
 FUZZ_SECONDS ?= 60
 fuzz: test
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Itools \
-	  tests/fuzz/fuzz_dumpfile.c tools/vt_dumpfile.c tools/vt_model.c tools/vt_views.c tools/vt_symbols.c \
+	  tests/fuzz/fuzz_dumpfile.c tools/vt_dumpfile.c tools/vt_model.c tools/vt_views.c tools/vt_symbols.c tools/vt_json.c \
 	  -ldw -lelf -lstdc++ -o $(BUILD)/fuzz_dumpfile
 	mkdir -p $(BUILD)/fuzz-corpus
 	sh tests/fuzz/seed.sh $(BUILD)

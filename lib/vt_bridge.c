@@ -40,27 +40,18 @@ static pthread_mutex_t vt_br_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vt_br_cv;
 static int vt_br_busy; /* a helper thread is alive */
 
-static void vt_bridge_cond_init(void)
-{
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&vt_br_cv, &a);
-    pthread_condattr_destroy(&a);
-}
-
 void vt_bridge_atfork_child(void)
 {
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&vt_br_mu, &mu, sizeof mu);
     memcpy(&vt_hist_mu, &mu, sizeof mu);
-    vt_bridge_cond_init();
+    vt_cond_init_monotonic(&vt_br_cv);
     vt_br_busy = 0;
 }
 
 void vt_bridge_init(void)
 {
-    vt_bridge_cond_init();
+    vt_cond_init_monotonic(&vt_br_cv);
     int off = !vt_cfg.torch_history || vt_cfg.bridge_timeout <= 0;
     atomic_store(&vt_bridge_history_state, off ? VT_HIST_DONE : VT_HIST_ASK);
     snprintf(vt_hist_result, sizeof vt_hist_result, "%s",
@@ -114,20 +105,6 @@ static void *vt_helper_main(void *arg)
 }
 
 #define VT_BRIDGE_RUN_MAX_S 60
-
-static struct timespec vt_deadline(double seconds)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t ns = (uint64_t)(seconds * 1e9);
-    t.tv_sec += (time_t)(ns / 1000000000u);
-    t.tv_nsec += (long)(ns % 1000000000u);
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
 
 /* Starts the helper and waits for it; returns the status word for the dump's python record. */
 static const char *vt_run_helper(struct vt_job *j, int *keep)

@@ -47,11 +47,7 @@ static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
 
 void vt_pycapture_init(void)
 {
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&vt_ph_done, &a);
-    pthread_condattr_destroy(&a);
+    vt_cond_init_monotonic(&vt_ph_done);
 }
 
 static void vt_pc_decide(void)
@@ -140,24 +136,10 @@ static void *vt_ph_main(void *arg)
     return NULL;
 }
 
-static struct timespec vt_pc_deadline(double ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    uint64_t ns = (uint64_t)(ms * 1e6);
-    t.tv_sec += (time_t)(ns / 1000000000u);
-    t.tv_nsec += (long)(ns % 1000000000u);
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 static uint32_t vt_pc_ask_helper(void *ts)
 {
     struct vt_pyjob j = {.ts = ts, .state = VT_JOB_QUEUED};
-    struct timespec until = vt_pc_deadline(vt_cfg.py_wait);
+    struct timespec until = vt_deadline(vt_cfg.py_wait / 1e3);
     pthread_mutex_lock(&vt_ph_mu);
     if (!vt_ph_started) {
         int err = vt_thread_start(vt_ph_main, NULL);

@@ -208,6 +208,20 @@ static int vt_py_compile(char *err, size_t errlen)
     return 0;
 }
 
+/* A str object's text, malloc'd; NULL with *not_text set when it is no str (an error is then set). */
+static char *vt_py_text(vt_pyobject *o, int *not_text)
+{
+    long len = 0;
+    const char *s = vt_py.utf8(o, &len);
+    *not_text = s == NULL;
+    char *copy = s ? malloc((size_t)len + 1) : NULL;
+    if (copy) {
+        memcpy(copy, s, (size_t)len);
+        copy[len] = 0;
+    }
+    return copy;
+}
+
 char *vt_py_call(const char *name, char *err, size_t errlen)
 {
     if (vt_py_compile(err, errlen) < 0)
@@ -222,15 +236,10 @@ char *vt_py_call(const char *name, char *err, size_t errlen)
         vt_py_fail(err, errlen, "the bridge's Python function raised");
         return NULL;
     }
-    long len = 0;
-    const char *s = vt_py.utf8(r, &len);
-    char *copy = s ? malloc((size_t)len + 1) : NULL;
-    if (copy) {
-        memcpy(copy, s, (size_t)len);
-        copy[len] = 0;
-    } else {
-        vt_py_fail(err, errlen, s ? "out of memory" : "the bridge's Python function returned no text");
-    }
+    int not_text = 0;
+    char *copy = vt_py_text(r, &not_text);
+    if (!copy)
+        vt_py_fail(err, errlen, not_text ? "the bridge's Python function returned no text" : "out of memory");
     vt_py.decref(r);
     return copy;
 }
@@ -309,15 +318,10 @@ static char *vt_py_code_attr(vt_pyobject *code, const char *name)
         vt_py.err_clear();
         return NULL;
     }
-    long len = 0;
-    const char *s = vt_py.utf8(o, &len);
-    char *copy = s ? malloc((size_t)len + 1) : NULL;
-    if (copy) {
-        memcpy(copy, s, (size_t)len);
-        copy[len] = 0;
-    } else if (!s) {
+    int not_text = 0;
+    char *copy = vt_py_text(o, &not_text);
+    if (not_text)
         vt_py.err_clear();
-    }
     vt_py.decref(o);
     return copy;
 }

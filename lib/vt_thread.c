@@ -1,7 +1,9 @@
 /* Starting vramtrace's own threads (vt_thread.h): the signal mask is inherited, so it is filled around
- * pthread_create and restored for the calling thread. */
+ * pthread_create and restored for the calling thread. And the deadlines they wait with. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "vt_thread.h"
 
@@ -18,4 +20,27 @@ int vt_thread_start(void *(*fn)(void *), void *arg)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return err;
+}
+
+struct timespec vt_deadline(double seconds)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t ns = (uint64_t)(seconds * 1e9);
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec += (long)(ns % 1000000000u);
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+void vt_cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
 }

@@ -3,7 +3,15 @@
 #ifndef VT_THREAD_H
 #define VT_THREAD_H
 
+#include <pthread.h>
+#include <time.h>
+
 /* Returns 0, or the pthread_create error. */
 int vt_thread_start(void *(*fn)(void *), void *arg);
+
+/* Condition variables of vramtrace's threads wait on the monotonic clock: a deadline seconds from
+ * now, and a condition variable set up for it. */
+struct timespec vt_deadline(double seconds);
+void vt_cond_init_monotonic(pthread_cond_t *c);
 
 #endif
