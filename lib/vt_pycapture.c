@@ -171,6 +171,7 @@ static uint32_t vt_pc_ask_helper(void *ts)
             while (*p != &j)
                 p = &(*p)->next;
             *p = j.next;
+            __atomic_store_n(&vt_ph_pending, vt_ph_queue != NULL, __ATOMIC_RELAXED);
             vt_ph_stalled = 1;
             pthread_mutex_unlock(&vt_ph_mu);
             __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
