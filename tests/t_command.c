@@ -178,6 +178,74 @@ static void test_trend(const struct run *grow, const struct run *grow2)
     run_free(&r);
 }
 
+/* vramtrace dump of several processes: a launcher (sh) started by vramtrace run with two workers. */
+static void test_dump_many(void)
+{
+    struct run r;
+    char dir[] = "/tmp/vramtrace-test.XXXXXX";
+    if (!ok(mkdtemp(dir) != NULL, "dump many: temp dir"))
+        return;
+    char self[1024], vt[1100], cmd[2400], fake[1100];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    *strrchr(self, '/') = 0;
+    snprintf(vt, sizeof vt, "%s/../vramtrace", self);
+    snprintf(fake, sizeof fake, "%s/../fake", self);
+    snprintf(cmd, sizeof cmd, "%s/prog_driver sleep 2500 & %s/prog_driver sleep 2500 & wait", self, self);
+    pid_t sh = fork();
+    if (sh == 0) {
+        setenv("LD_LIBRARY_PATH", fake, 1);
+        execl(vt, vt, "run", "--dir", dir, "--", "/bin/sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec nap = {0, 500 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    char shs[32];
+    snprintf(shs, sizeof shs, "%ld", (long)sh);
+    const char *kids[] = {"dump", "--children", shs, NULL};
+    run_prog(&r, "../vramtrace", kids, NULL, 0);
+    long pid[2] = {0, 0};
+    int lines = count_lines(r.out, dir), good = 0;
+    const char *p = r.out;
+    for (int i = 0; i < 2 && p && (p = strstr(p, "/vramtrace.")); i++, p++) {
+        pid[i] = strtol(p + 11, NULL, 10);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", dir, pid[i]);
+        struct vt_dumpfile d;
+        if (load_dump(path, &d) == 0) {
+            good += d.ppid == sh && d.pid == pid[i] && !strcmp(d.reason, "signal");
+            vt_dumpfile_free(&d);
+        }
+    }
+    ok(r.status == 0 && lines == 2 && good == 2 && pid[0] != pid[1],
+       "dump --children: one dump from each of the launcher's two workers, not from the launcher");
+    run_free(&r);
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%ld", pid[0]);
+    snprintf(b, sizeof b, "%ld", pid[1]);
+    const char *both[] = {"dump", a, b, NULL};
+    run_prog(&r, "../vramtrace", both, NULL, 0);
+    char want[1300];
+    snprintf(want, sizeof want, "%s/vramtrace.%ld.2.dump\n%s/vramtrace.%ld.2.dump\n", dir, pid[0], dir, pid[1]);
+    ok(r.status == 0 && !strcmp(r.out, want), "dump PID PID: both dumps, in the order asked");
+    run_free(&r);
+    const char *one_gone[] = {"dump", a, "999999", NULL};
+    run_prog(&r, "../vramtrace", one_gone, NULL, 0);
+    snprintf(want, sizeof want, "%s/vramtrace.%ld.3.dump\n", dir, pid[0]);
+    ok(r.status == 1 && !strcmp(r.out, want) && count_lines(r.err, "vramtrace dump: process 999999") == 1,
+       "dump PID GONE: the live one's dump, one line about the other, exit 1");
+    run_free(&r);
+    const char *none[] = {"dump", "--children", a, NULL};
+    run_prog(&r, "../vramtrace", none, NULL, 0);
+    ok(r.status == 1 && strstr(r.err, "no process under"), "dump --children of a process with no children: exit 1, says so");
+    run_free(&r);
+    int st;
+    waitpid(sh, &st, 0);
+    char cleanup[1300];
+    snprintf(cleanup, sizeof cleanup, "rm -rf %s", dir);
+    ok(system(cleanup) == 0, "dump many: cleaned up");
+}
+
 /* vramtrace run in the background, vramtrace dump against it. */
 static void test_run_and_dump(void)
 {
@@ -387,6 +455,7 @@ int main(void)
     test_pool_diff();
     test_trend(&grow, &grow2);
     test_run_and_dump();
+    test_dump_many();
     run_free(&grow);
     run_free(&grow2);
     return tap_done();

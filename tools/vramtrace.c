@@ -7,7 +7,7 @@
 static void vt_usage(FILE *f)
 {
     fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--depth N] -- CMD [ARGS...]\n"
-          "       vramtrace dump PID [--dir D] [--timeout S]\n"
+          "       vramtrace dump PID... | --children PID [--dir D] [--timeout S]\n"
           "       vramtrace report DUMP [--top N] [--device D] [--json | --folded] [--full-stacks]\n"
           "       vramtrace diff OLD NEW [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
           "       vramtrace trend DUMP DUMP DUMP... [--json] [--full-stacks]\n",
