@@ -415,9 +415,12 @@ static void test_library(void)
     cmd(&r, "report", p, NULL, NULL, NULL);
     ok(prog.status == 0 && strstr(r.out, "4.4 MiB in 1 × device (cuMemAlloc_v2), device 0, taken by cuBLAS") != NULL,
        "memory a CUDA library takes for itself is named by the library");
+    ok(strstr(r.out, "  libraries     cuBLAS 4.4 MiB (taken for themselves, outside any caching allocator)\n") != NULL,
+       "and summed per device in one line");
     run_free(&r);
     cmd(&r, "report", p, "--json", NULL, NULL);
     ok(strstr(r.out, "\"library\":\"cuBLAS\",\"class\":\"allocated\",\"live_count\":1,\"live_bytes\":4567890") != NULL, "and in JSON");
+    ok(strstr(r.out, "\"libraries\":[{\"name\":\"cuBLAS\",\"bytes\":4567890}]") != NULL, "and the device's libraries in JSON");
     run_free(&r);
     run_free(&prog);
 }

@@ -178,6 +178,14 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         for (size_t i = 0; i < m->views.n; i++)
             if (m->views.v[i].device == v->device)
                 vt_view_text(&m->views.v[i]);
+        if (v->nlibs) {
+            printf("  %-13s ", "libraries");
+            for (int j = 0; j < v->nlibs; j++) {
+                vt_human(v->libs[j].bytes, a, sizeof a);
+                printf("%s%s %s", j ? ", " : "", v->libs[j].name, a);
+            }
+            printf(" (taken for themselves, outside any caching allocator)\n");
+        }
         vt_fig("managed", v->managed, NULL);
         if (v->total != VT_DF_UNKNOWN && v->free != VT_DF_UNKNOWN) {
             char b[32];
@@ -305,6 +313,12 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
                     (unsigned long long)w->matched, (unsigned long long)w->unmatched, (unsigned long long)w->orphans);
             vt_json_str(f, w->source ? w->source : "");
             fputc('}', f);
+        }
+        fputs("],\"libraries\":[", f);
+        for (int j = 0; j < v->nlibs; j++) {
+            fprintf(f, "%s{\"name\":", j ? "," : "");
+            vt_json_str(f, v->libs[j].name);
+            fprintf(f, ",\"bytes\":%llu}", (unsigned long long)v->libs[j].bytes);
         }
         fputs("]}", f);
     }

@@ -345,6 +345,35 @@ static int vt_int_cmp(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+/* Per device, the memory each CUDA library took for itself ("NCCL: 1.6 GiB on device 1"), from the sites
+ * that run through it, largest first. */
+static void vt_libraries(struct vt_model *m)
+{
+    for (size_t i = 0; i < m->nsites; i++) {
+        const struct vt_site *s = &m->sites[i];
+        struct vt_dev *v = NULL;
+        for (int k = 0; k < m->ndev && !v; k++)
+            if (m->dev[m->devidx[k]].device == s->device)
+                v = &m->dev[m->devidx[k]];
+        if (!s->library[0] || s->role != VT_ROLE_ALLOCATED || !v)
+            continue;
+        int j = 0;
+        while (j < v->nlibs && strcmp(v->libs[j].name, s->library))
+            j++;
+        if (j == v->nlibs) {
+            if (v->nlibs == VT_MAX_LIBS)
+                continue;
+            snprintf(v->libs[v->nlibs++].name, sizeof v->libs[0].name, "%s", s->library);
+        }
+        v->libs[j].bytes += s->bytes;
+        for (; j > 0 && v->libs[j].bytes > v->libs[j - 1].bytes; j--) {
+            struct vt_lib_bytes t = v->libs[j];
+            v->libs[j] = v->libs[j - 1];
+            v->libs[j - 1] = t;
+        }
+    }
+}
+
 int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
 {
     int full = (flags & VT_MODEL_FULL_STACKS) != 0;
@@ -502,6 +531,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     }
     if (m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
+    vt_libraries(m);
     /* The index is rebuilt over the sorted sites for look-ups by key. */
     struct vt_index *final = calloc(1, sizeof *final);
     if (!final || (m->nsites && !(final->nodes = calloc(m->nsites, sizeof *final->nodes)))) {

@@ -12,6 +12,7 @@
 #include "vt_views.h"
 
 #define VT_MAX_DEV 64
+#define VT_MAX_LIBS 16
 
 struct vt_symbolizer;
 
@@ -42,6 +43,11 @@ struct vt_dev {
     uint64_t graph_reserved, graph_used; /* CUDA graphs' allocation nodes (0 when not read) */
     int pools_known;
     int has_views;                 /* a caching allocator's view covers this device */
+    struct vt_lib_bytes {          /* memory CUDA libraries took for themselves here, largest first */
+        char name[16];
+        uint64_t bytes;
+    } libs[VT_MAX_LIBS];
+    int nlibs;
 };
 
 struct vt_model {
