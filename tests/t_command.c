@@ -178,6 +178,40 @@ static void test_trend(const struct run *grow, const struct run *grow2)
     run_free(&r);
 }
 
+/* vramtrace report of one dump per process: two runs of the growing program and one of the library. */
+static void test_report_processes(const struct run *grow, const struct run *grow2)
+{
+    struct run lib, r;
+    const char *largs[] = {"library", NULL};
+    run_prog(&lib, "prog_driver", largs, NULL, 1);
+    char p1[700], p2[700], p3[700];
+    dump_path(p1, sizeof p1, grow, grow->pid, 3);
+    dump_path(p2, sizeof p2, grow2, grow2->pid, 3);
+    dump_path(p3, sizeof p3, &lib, lib.pid, 1);
+    const char *args[] = {"report", p1, p2, p3, NULL};
+    run_prog(&r, "../vramtrace", args, NULL, 0);
+    char want[200];
+    snprintf(want, sizeof want, "6.0 MiB in 6 × device (cuMemAlloc_v2), device 0, processes %ld, %ld\n", grow->pid,
+             grow2->pid);
+    ok(r.status == 0 && strstr(r.out, "3 processes, one dump each\n") && count_lines(r.out, "process ") == 3,
+       "report of three processes: one block per process");
+    ok(strstr(r.out, "  reserved      14.4 MiB\n") && strstr(r.out, "  libraries     cuBLAS 4.4 MiB\n"),
+       "all processes, per device: reserved 5 + 5 + 4.4 MiB; cuBLAS's share named");
+    ok(strstr(r.out, want) != NULL, "the growing site of both runs is one site: 6 blocks, both pids");
+    run_free(&r);
+    const char *jargs[] = {"report", p1, p2, p3, "--json", NULL};
+    run_prog(&r, "../vramtrace", jargs, NULL, 0);
+    ok(r.status == 0 && strstr(r.out, "\"devices\":[{\"device\":0,\"process_used\":") &&
+           strstr(r.out, ",\"reserved\":15053650,\"allocated\":15053650,") && strstr(r.out, "\"live_bytes\":6291456,\"pids\":["),
+       "report --json of three processes: totals and merged sites");
+    run_free(&r);
+    const char *same[] = {"report", p1, p1, NULL};
+    run_prog(&r, "../vramtrace", same, NULL, 0);
+    ok(r.status == 2 && strstr(r.err, "report takes one dump per process"), "report of two dumps of one process: exit 2");
+    run_free(&r);
+    run_free(&lib);
+}
+
 /* vramtrace dump of several processes: a launcher (sh) started by vramtrace run with two workers. */
 static void test_dump_many(void)
 {
@@ -457,6 +491,7 @@ int main(void)
     test_diff(&grow, &grow2);
     test_pool_diff();
     test_trend(&grow, &grow2);
+    test_report_processes(&grow, &grow2);
     test_run_and_dump();
     test_dump_many();
     run_free(&grow);

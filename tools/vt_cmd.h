@@ -7,6 +7,8 @@ int vt_cmd_dump(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
 int vt_cmd_diff(int argc, char **argv);
 int vt_cmd_trend(int argc, char **argv);
+/* report with one dump per process: per process and added up (vt_report_processes.c). device -2: all. */
+int vt_report_processes(char **paths, int n, long top, int device, int json, int full);
 
 struct vt_dumpfile;
 /* Reads a dump; on failure says "vramtrace: FILE:LINE: what" on stderr and returns -1. */

@@ -1,6 +1,7 @@
 /* vramtrace report DUMP: where the memory is. The header, then per device the accounting of BRIEF §3
  * (an unknown figure is said to be unknown, never shown as 0), then the call sites holding the most
- * live bytes; an exit dump's sites are its leaks. --json, --folded for flame-graph tools. */
+ * live bytes; an exit dump's sites are its leaks. --json, --folded for flame-graph tools. Several
+ * dumps, one per process, go to vt_report_processes.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +392,7 @@ static void vt_report_folded(const struct vt_report_opts *o, const struct vt_mod
 int vt_cmd_report(int argc, char **argv)
 {
     struct vt_report_opts o = {.top = -1, .device = -2};
+    int npaths = 0;
     for (int i = 1; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--top") && i + 1 < argc) {
@@ -408,16 +410,22 @@ int vt_cmd_report(int argc, char **argv)
             o.folded = 1;
         } else if (!strcmp(argv[i], "--full-stacks")) {
             o.full = 1;
-        } else if (!o.path && argv[i][0] != '-') {
-            o.path = argv[i];
+        } else if (argv[i][0] != '-') {
+            argv[npaths++] = argv[i]; /* the paths, gathered in place */
         } else {
             return vt_usage_error("report", "unexpected argument '%s'", argv[i]);
         }
     }
-    if (!o.path)
+    if (!npaths)
         return vt_usage_error("report", "no dump given");
     if (o.top < 0)
         o.top = o.json || o.folded ? 0x7fffffff : 10;
+    if (npaths > 1) {
+        if (o.folded)
+            return vt_usage_error("report", "--folded takes one dump");
+        return vt_report_processes(argv, npaths, o.top, o.device, o.json, o.full);
+    }
+    o.path = argv[0];
     struct vt_dumpfile d;
     struct vt_model m;
     if (vt_load(o.path, &d) < 0)
