@@ -158,11 +158,7 @@ int vt_cmd_diff(int argc, char **argv)
         for (size_t i = 0; i < nc; i++) {
             const struct vt_site *s = vt_any(&ch[i]);
             printf("%s{", i ? "," : "");
-            vt_site_json_frames(stdout, s);
-            printf(",\"kind\":");
-            vt_json_str(stdout, s->kind);
-            printf(",\"api\":");
-            vt_json_str(stdout, s->api);
+            vt_site_json_head(stdout, s);
             printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
                    "\"delta_count\":%lld}",
                    vt_site_class(s), vt_status(&ch[i]),

@@ -235,18 +235,10 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
 static void vt_json_site(FILE *f, const struct vt_site *s)
 {
     fputc('{', f);
-    vt_site_json_frames(f, s);
-    fputs(",\"kind\":", f);
-    vt_json_str(f, s->kind);
-    fputs(",\"api\":", f);
-    vt_json_str(f, s->api);
-    fprintf(f, ",\"device\":%d,\"library\":", s->device);
-    if (s->library[0])
-        vt_json_str(f, s->library);
-    else
-        fputs("null", f);
-    fprintf(f, ",\"class\":\"%s\",\"live_count\":%llu,\"live_bytes\":%llu}", vt_site_class(s),
-            (unsigned long long)s->count, (unsigned long long)s->bytes);
+    vt_site_json_head(f, s);
+    vt_site_json_place(f, s);
+    fprintf(f, ",\"live_count\":%llu,\"live_bytes\":%llu}", (unsigned long long)s->count,
+            (unsigned long long)s->bytes);
 }
 
 static void vt_json_sites(const struct vt_report_opts *o, const struct vt_model *m)

@@ -154,11 +154,7 @@ int vt_cmd_trend(int argc, char **argv)
         printf("],\"sites\":[");
         for (size_t i = 0; i < ns; i++) {
             printf("%s{", i ? "," : "");
-            vt_site_json_frames(stdout, se[i].site);
-            printf(",\"kind\":");
-            vt_json_str(stdout, se[i].site->kind);
-            printf(",\"api\":");
-            vt_json_str(stdout, se[i].site->api);
+            vt_site_json_head(stdout, se[i].site);
             printf(",\"class\":\"%s\",\"bytes\":[", vt_site_class(se[i].site));
             for (int k = 0; k < n; k++)
                 printf("%s%llu", k ? "," : "", (unsigned long long)se[i].bytes[k]);

@@ -311,7 +311,7 @@ void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t 
         printf("%s… %u more (--full-stacks)\n", indent, s->nframes - f);
 }
 
-void vt_site_json_frames(FILE *f, const struct vt_site *s)
+void vt_site_json_head(FILE *f, const struct vt_site *s)
 {
     fputs("\"stack\":", f);
     vt_json_strs(f, s->frames, s->nframes);
@@ -319,6 +319,17 @@ void vt_site_json_frames(FILE *f, const struct vt_site *s)
         fprintf(f, ",\"python_from\":%u", s->python_at);
     else
         fputs(",\"python_from\":null", f);
+    fputs(",\"kind\":", f);
+    vt_json_str(f, s->kind);
+    fputs(",\"api\":", f);
+    vt_json_str(f, s->api);
+}
+
+void vt_site_json_place(FILE *f, const struct vt_site *s)
+{
+    fprintf(f, ",\"device\":%d,\"library\":", s->device);
+    vt_json_str_or_null(f, s->library[0] ? s->library : NULL);
+    fprintf(f, ",\"class\":\"%s\"", vt_site_class(s));
 }
 
 static int vt_site_cmp(const void *a, const void *b)

@@ -77,8 +77,10 @@ const char *vt_site_name(const struct vt_site *s);
 /* Prints a site's frames, one per line after indent: at most max unless full, and of a stack that
  * goes on in Python only its innermost native frame before the Python frames. */
 void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full);
-/* A site's frames as JSON: "stack":[...],"python_from":N|null (docs/JSON.md). */
-void vt_site_json_frames(FILE *f, const struct vt_site *s);
+/* A site in JSON (docs/JSON.md): its identity, "stack":[...],"python_from":N|null,"kind":K,"api":A; and
+ * where it is, "device":D,"library":L|null,"class":C. */
+void vt_site_json_head(FILE *f, const struct vt_site *s);
+void vt_site_json_place(FILE *f, const struct vt_site *s);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);
 

@@ -211,15 +211,10 @@ static void vt_json(char **paths, const struct vt_model *m, int n, const struct 
     for (size_t i = 0; i < nm && (long)i < top; i++) {
         const struct vt_site *s = ms[i]->site;
         printf("%s{", i ? "," : "");
-        vt_site_json_frames(stdout, s);
-        printf(",\"kind\":");
-        vt_json_str(stdout, s->kind);
-        printf(",\"api\":");
-        vt_json_str(stdout, s->api);
-        printf(",\"device\":%d,\"library\":", s->device);
-        vt_json_str_or_null(stdout, s->library[0] ? s->library : NULL);
-        printf(",\"class\":\"%s\",\"live_count\":%llu,\"live_bytes\":%llu,\"pids\":[", vt_site_class(s),
-               (unsigned long long)ms[i]->count, (unsigned long long)ms[i]->bytes);
+        vt_site_json_head(stdout, s);
+        vt_site_json_place(stdout, s);
+        printf(",\"live_count\":%llu,\"live_bytes\":%llu,\"pids\":[", (unsigned long long)ms[i]->count,
+               (unsigned long long)ms[i]->bytes);
         for (int j = 0; j < ms[i]->npids; j++)
             printf("%s%ld", j ? "," : "", ms[i]->pids[j]);
         printf("]}");
