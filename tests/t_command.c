@@ -212,6 +212,43 @@ static void test_report_processes(const struct run *grow, const struct run *grow
     run_free(&lib);
 }
 
+/* vramtrace diff of two dumps of each of two processes: one grew, the other (the same dump twice) did not. */
+static void test_diff_processes(const struct run *grow, const struct run *grow2)
+{
+    struct run r;
+    char a1[700], a3[700], b3[700], want[1600];
+    dump_path(a1, sizeof a1, grow, grow->pid, 1);
+    dump_path(a3, sizeof a3, grow, grow->pid, 3);
+    dump_path(b3, sizeof b3, grow2, grow2->pid, 3);
+    /* In any order: pairs are found by pid, the older dump of each first. */
+    const char *args[] = {"diff", a3, b3, a1, b3, NULL};
+    run_prog(&r, "../vramtrace", args, NULL, 0);
+    snprintf(want, sizeof want, "verdict: leak-suspect: process %ld leak-suspect (most at grow_leak_site (prog_driver.c:",
+             grow->pid);
+    ok(r.status == 0 && strstr(r.out, "diff of 2 processes, two dumps each\n") && strstr(r.out, want) &&
+           strstr(r.out, "no-growth\n"),
+       "diff of two processes: each diffed, one verdict line naming each process's");
+    snprintf(want, sizeof want, "diff %s -> %s\n", a1, a3);
+    ok(strstr(r.out, want) && strstr(r.out, "all processes:\ndevice 0: reserved +2.0 MiB, allocated +2.0 MiB"),
+       "the older dump of each process first; the devices added up");
+    run_free(&r);
+    const char *jargs[] = {"diff", a1, a3, b3, b3, "--json", "--fail-on-growth", "1M", NULL};
+    run_prog(&r, "../vramtrace", jargs, NULL, 0);
+    ok(r.status == 3 && !strncmp(r.out, "{\"processes\":[{\"old\":", 21) &&
+           strstr(r.out, "}],\"devices\":[{\"device\":0,\"reserved_delta\":2097152,\"allocated_delta\":2097152,") &&
+           strstr(r.out, "\"verdict\":\"leak-suspect\"}\n"),
+       "diff --json of two processes, and --fail-on-growth on their total: exit 3");
+    run_free(&r);
+    const char *odd[] = {"diff", a1, a3, b3, NULL};
+    run_prog(&r, "../vramtrace", odd, NULL, 0);
+    ok(r.status == 2 && strstr(r.err, "two of each process"), "diff of three dumps: exit 2");
+    run_free(&r);
+    const char *three[] = {"diff", a1, a3, a3, b3, NULL};
+    run_prog(&r, "../vramtrace", three, NULL, 0);
+    ok(r.status == 2 && strstr(r.err, "has 3"), "diff with three dumps of one process among four: exit 2, says which");
+    run_free(&r);
+}
+
 /* vramtrace dump of several processes: a launcher (sh) started by vramtrace run with two workers. */
 static void test_dump_many(void)
 {
@@ -492,6 +529,7 @@ int main(void)
     test_pool_diff();
     test_trend(&grow, &grow2);
     test_report_processes(&grow, &grow2);
+    test_diff_processes(&grow, &grow2);
     test_run_and_dump();
     test_dump_many();
     run_free(&grow);

@@ -1,8 +1,9 @@
 /* vramtrace diff OLD NEW: what grew between two dumps. Call sites are matched by their frame strings,
  * so two runs of a program compare as well as two dumps of one process. Every growing site is classed
  * allocated (memory handed to the application grew: a leak suspect) or cache (a pool kept more free
- * memory), and one verdict line ends the report. --fail-on-growth SIZE exits 3 past SIZE of allocated
- * growth, for CI gates and health checks. */
+ * memory), and one verdict line ends the report. With two dumps of each of several processes (a job's
+ * ranks), each process is diffed on its own and the devices are added up, with a verdict per process.
+ * --fail-on-growth SIZE exits 3 past SIZE of allocated growth, for CI gates and health checks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,44 +48,30 @@ struct vt_dev_delta {
     int cached_unknown;
 };
 
-int vt_cmd_diff(int argc, char **argv)
+/* What one pair's diff found, for the view of several processes. */
+struct vt_diff_sum {
+    long pid;
+    int64_t allocated, reserved;
+    const char *verdict;
+    char top[512]; /* the leak suspect's site name, "" for none */
+    struct vt_dev_delta dd[VT_MAX_DEV + 1];
+    int ndd;
+};
+
+/* Diffs the two loaded dumps d[0] (older) and d[1], printing it (a JSON object without its newline with
+ * json), and fills *sum; -1 when out of memory. */
+static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int json, int full, struct vt_diff_sum *sum)
 {
-    const char *paths[2] = {NULL, NULL};
-    int json = 0, full = 0, fail = 0, np = 0;
-    uint64_t limit = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--full-stacks")) {
-            full = 1;
-        } else if (!strcmp(argv[i], "--fail-on-growth") && i + 1 < argc) {
-            if (vt_parse_size(argv[++i], &limit) < 0)
-                return vt_usage_error("diff", "--fail-on-growth wants a size such as 100M or 2GiB, not '%s'", argv[i]);
-            fail = 1;
-        } else if (argv[i][0] != '-' && np < 2) {
-            paths[np++] = argv[i];
-        } else {
-            return vt_usage_error("diff", "unexpected argument '%s'", argv[i]);
-        }
-    }
-    if (np != 2)
-        return vt_usage_error("diff", "needs two dumps: OLD NEW");
-    struct vt_dumpfile d[2];
     struct vt_model m[2];
-    if (vt_load(paths[0], &d[0]) < 0)
-        return VT_EXIT_USAGE;
-    if (vt_load(paths[1], &d[1]) < 0) {
-        vt_dumpfile_free(&d[0]);
-        return VT_EXIT_USAGE;
-    }
-    if (vt_model_build(&d[0], full ? VT_MODEL_FULL_STACKS : 0, &m[0]) < 0 ||
-        vt_model_build(&d[1], full ? VT_MODEL_FULL_STACKS : 0, &m[1]) < 0) {
-        fprintf(stderr, "vramtrace: out of memory\n");
-        return 1;
+    if (vt_model_build(&d[0], full ? VT_MODEL_FULL_STACKS : 0, &m[0]) < 0)
+        return -1;
+    if (vt_model_build(&d[1], full ? VT_MODEL_FULL_STACKS : 0, &m[1]) < 0) {
+        vt_model_free(&m[0]);
+        return -1;
     }
 
     /* Devices: every ordinal either dump knows. */
-    struct vt_dev_delta dd[VT_MAX_DEV + 1];
+    struct vt_dev_delta *dd = sum->dd;
     int ndd = 0;
     int64_t alloc_total = 0, res_total = 0;
     int any_cached_unknown = 0;
@@ -113,8 +100,9 @@ int vt_cmd_diff(int argc, char **argv)
     size_t cap = m[0].nsites + m[1].nsites, nc = 0;
     struct vt_change *ch = calloc(cap ? cap : 1, sizeof *ch);
     if (!ch) {
-        fprintf(stderr, "vramtrace: out of memory\n");
-        return 1;
+        vt_model_free(&m[0]);
+        vt_model_free(&m[1]);
+        return -1;
     }
     for (size_t i = 0; i < m[1].nsites; i++) {
         const struct vt_site *n = &m[1].sites[i], *o = vt_model_find(&m[0], n->key);
@@ -166,7 +154,7 @@ int vt_cmd_diff(int argc, char **argv)
                    (unsigned long long)(ch[i].new ? ch[i].new->bytes : 0), (long long)ch[i].delta_bytes,
                    (long long)ch[i].delta_count);
         }
-        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\"}\n", (long long)alloc_total,
+        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\"}", (long long)alloc_total,
                (long long)res_total, verdict);
     } else {
         printf("diff %s -> %s\n", paths[0], paths[1]);
@@ -252,11 +240,194 @@ int vt_cmd_diff(int argc, char **argv)
             printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");
         putchar('\n');
     }
-    int rc = fail && alloc_total > 0 && (uint64_t)alloc_total > limit ? VT_EXIT_GROWTH : 0;
+    sum->pid = d[1].pid;
+    sum->allocated = alloc_total;
+    sum->reserved = res_total;
+    sum->verdict = verdict;
+    sum->ndd = ndd;
+    snprintf(sum->top, sizeof sum->top, "%s",
+             top && !strcmp(verdict, "leak-suspect") && vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "");
     free(ch);
-    for (int side = 0; side < 2; side++) {
-        vt_model_free(&m[side]);
-        vt_dumpfile_free(&d[side]);
+    vt_model_free(&m[0]);
+    vt_model_free(&m[1]);
+    return 0;
+}
+
+/* The worst verdict of several: a leak suspect anywhere, else cache growth, else shrink. */
+static const char *vt_worst(const char *a, const char *b)
+{
+    static const char *const order[] = {"leak-suspect", "cache-growth", "shrink", "no-growth"};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (!strcmp(a, order[i]) || !strcmp(b, order[i]))
+            return order[i];
+    return a;
+}
+
+/* Several processes, two dumps each: each diffed on its own, then the devices added up. */
+static int vt_diff_processes(char **paths, struct vt_dumpfile *d, int n, int json, int full, int64_t *alloc)
+{
+    /* Pairs by pid, the older dump first. */
+    int *pair = malloc((size_t)n * sizeof *pair);
+    struct vt_diff_sum *sums = calloc((size_t)n / 2, sizeof *sums);
+    int np = 0, status = 0;
+    if (!pair || !sums) {
+        fprintf(stderr, "vramtrace: out of memory\n");
+        status = 1;
+        goto out;
     }
-    return rc;
+    for (int i = 0; i < n; i++)
+        pair[i] = -1;
+    for (int i = 0; i < n; i++) {
+        int same = 0, mate = -1;
+        for (int j = 0; j < n; j++)
+            if (j != i && d[j].pid == d[i].pid) {
+                same++;
+                mate = j;
+            }
+        if (same != 1) {
+            status = vt_usage_error("diff", "with more than two dumps, diff wants two of each process: process %ld has %d",
+                                    d[i].pid, same + 1);
+            goto out;
+        }
+        pair[i] = mate;
+    }
+    if (json)
+        printf("{\"processes\":[");
+    else
+        printf("diff of %d processes, two dumps each\n", n / 2);
+    for (int i = 0; i < n; i++) {
+        int j = pair[i];
+        if (j < i)
+            continue;
+        int older = d[i].time_mono < d[j].time_mono || (d[i].time_mono == d[j].time_mono && d[i].seq <= d[j].seq);
+        int a = older ? i : j, b = older ? j : i;
+        struct vt_dumpfile two[2] = {d[a], d[b]};
+        const char *const pp[2] = {paths[a], paths[b]};
+        if (json && np)
+            putchar(',');
+        else if (!json)
+            putchar('\n');
+        if (vt_diff_pair(pp, two, json, full, &sums[np]) < 0) {
+            fprintf(stderr, "vramtrace: out of memory\n");
+            status = 1;
+            goto out;
+        }
+        np++;
+    }
+    /* All processes, per device. */
+    struct vt_dev_delta tot[VT_MAX_DEV + 1];
+    int nt = 0;
+    int64_t at = 0, rt = 0;
+    const char *verdict = "no-growth";
+    for (int k = 0; k < np; k++) {
+        at += sums[k].allocated;
+        rt += sums[k].reserved;
+        verdict = vt_worst(verdict, sums[k].verdict);
+        for (int j = 0; j < sums[k].ndd; j++) {
+            const struct vt_dev_delta *x = &sums[k].dd[j];
+            int t = 0;
+            while (t < nt && tot[t].device != x->device)
+                t++;
+            if (t == nt)
+                tot[nt++] = (struct vt_dev_delta){.device = x->device};
+            tot[t].reserved += x->reserved;
+            tot[t].allocated += x->allocated;
+            tot[t].cached += x->cached;
+            tot[t].cached_unknown |= x->cached_unknown;
+        }
+    }
+    *alloc = at;
+    char a[32], b[32];
+    if (json) {
+        printf("],\"devices\":[");
+        for (int t = 0; t < nt; t++) {
+            printf("%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", t ? "," : "",
+                   tot[t].device, (long long)tot[t].reserved, (long long)tot[t].allocated);
+            vt_json_i64(stdout, tot[t].cached, tot[t].cached_unknown);
+            putchar('}');
+        }
+        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\"}\n", (long long)at, (long long)rt,
+               verdict);
+        goto out;
+    }
+    printf("\nall processes:\n");
+    for (int t = 0; t < nt; t++) {
+        vt_human_delta(tot[t].reserved, a, sizeof a);
+        vt_human_delta(tot[t].allocated, b, sizeof b);
+        printf("%s %d: reserved %s, allocated %s, cached ", tot[t].device >= 0 ? "device" : "no device", tot[t].device,
+               a, b);
+        if (tot[t].cached_unknown) {
+            printf("unknown\n");
+        } else {
+            vt_human_delta(tot[t].cached, a, sizeof a);
+            printf("%s\n", a);
+        }
+    }
+    printf("verdict: %s:", verdict);
+    for (int k = 0; k < np; k++) {
+        printf("%s process %ld %s", k ? ";" : "", sums[k].pid, sums[k].verdict);
+        if (sums[k].top[0])
+            printf(" (most at %s)", sums[k].top);
+    }
+    putchar('\n');
+out:
+    free(pair);
+    free(sums);
+    return status;
+}
+
+#define VT_DIFF_MAX 512
+
+int vt_cmd_diff(int argc, char **argv)
+{
+    char *paths[VT_DIFF_MAX];
+    int json = 0, full = 0, fail = 0, np = 0;
+    uint64_t limit = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--full-stacks")) {
+            full = 1;
+        } else if (!strcmp(argv[i], "--fail-on-growth") && i + 1 < argc) {
+            if (vt_parse_size(argv[++i], &limit) < 0)
+                return vt_usage_error("diff", "--fail-on-growth wants a size such as 100M or 2GiB, not '%s'", argv[i]);
+            fail = 1;
+        } else if (argv[i][0] != '-' && np < VT_DIFF_MAX) {
+            paths[np++] = argv[i];
+        } else {
+            return vt_usage_error("diff", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (np < 2 || np % 2)
+        return vt_usage_error("diff", "needs two dumps: OLD NEW (or two of each process)");
+    struct vt_dumpfile *d = calloc((size_t)np, sizeof *d);
+    if (!d) {
+        fprintf(stderr, "vramtrace: out of memory\n");
+        return 1;
+    }
+    int loaded = 0, status = 0;
+    int64_t alloc = 0;
+    for (; loaded < np; loaded++)
+        if (vt_load(paths[loaded], &d[loaded]) < 0) {
+            status = VT_EXIT_USAGE;
+            break;
+        }
+    if (!status && np == 2) {
+        struct vt_diff_sum sum = {.allocated = 0};
+        if (vt_diff_pair((const char *const *)paths, d, json, full, &sum) < 0) {
+            fprintf(stderr, "vramtrace: out of memory\n");
+            status = 1;
+        } else if (json) {
+            putchar('\n');
+        }
+        alloc = sum.allocated;
+    } else if (!status) {
+        status = vt_diff_processes(paths, d, np, json, full, &alloc);
+    }
+    if (!status && fail && alloc > 0 && (uint64_t)alloc > limit)
+        status = VT_EXIT_GROWTH;
+    for (int i = 0; i < loaded; i++)
+        vt_dumpfile_free(&d[i]);
+    free(d);
+    return status;
 }
