@@ -1,5 +1,7 @@
 /* VMM handles in several orders, pools with trim, managed and pinned host memory: the state each
- * dump shows along the way. */
+ * dump shows along the way. Two devices: memory counted on the device that holds it. */
+#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,8 +123,55 @@ static void test_kinds(void)
     run_free(&r);
 }
 
+/* The JSON number after "key": in the text from anchor on (UINT64_MAX when absent). */
+static uint64_t num_after(const char *text, const char *anchor, const char *key)
+{
+    const char *p = anchor ? strstr(text, anchor) : text;
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    p = p ? strstr(p, k) : NULL;
+    return p && strncmp(p + strlen(k), "null", 4) ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
+}
+
+static void test_two_devices(void)
+{
+    struct run r, c;
+    struct vt_dumpfile d[2];
+    const char *args[] = {"twodev", NULL};
+    const char *env[] = {"VRAMTRACE_FAKE_DEVICES=2", "VRAMTRACE_AT_EXIT=0", NULL};
+    run_prog(&r, "prog_driver", args, env, 1);
+    size_t n = load_dumps(&r, d, 2);
+    if (!ok(r.status == 0 && n == 1 && d[0].ndevices == 2, "two devices: one dump with both")) {
+        diag("status %d, %zu dumps; stderr: %s", r.status, n, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    size_t pools1 = 0;
+    for (size_t i = 0; i < d[0].npools; i++)
+        pools1 += d[0].pools[i].device == 1 && d[0].pools[i].reserved != 0;
+    ok(pools1 == 2, "device 1's default pool and the pool made for it, each on device 1");
+    ok(d[0].nphys == 1 && d[0].phys[0].device == 1, "the VMM handle located on device 1 is on device 1, whichever "
+                                                  "context was current");
+    char path[700];
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+    const char *rargs[] = {"report", path, "--json", NULL};
+    run_prog(&c, "../vramtrace", rargs, NULL, 0);
+    const char *dev0 = strstr(c.out, "{\"device\":0,"), *dev1 = strstr(c.out, "{\"device\":1,");
+    is_u64(num_after(c.out, "{\"device\":0,", "reserved"), 3 * MiB, "device 0 reserved: its plain allocation only");
+    is_u64(num_after(c.out, "{\"device\":1,", "reserved"), 12 * MiB,
+           "device 1 reserved: plain 5 + VMM 4 + its pools 2 + 1 MiB; the peer mapping not counted again");
+    is_u64(num_after(c.out, "{\"device\":0,", "process_used"), 303 * MiB, "device 0: the fake NVML's figure for it");
+    is_u64(num_after(c.out, "{\"device\":1,", "process_used"), 312 * MiB, "device 1: its own NVML figure");
+    ok(dev0 && dev1 && dev0 < dev1, "report --json lists both devices");
+    run_free(&c);
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
+    test_two_devices();
     test_vmm();
     test_pool();
     test_kinds();

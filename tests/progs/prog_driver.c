@@ -172,6 +172,52 @@ NOINLINE void pool_alloc(CUmemoryPool pool, size_t n, CUdeviceptr *p)
     prog_check(cuMemAllocFromPoolAsync(p, n, pool, NULL) == CUDA_SUCCESS, "pool alloc");
 }
 
+NOINLINE void dev_alloc(size_t n, CUdeviceptr *p)
+{
+    prog_check(cuMemAlloc(p, n) == CUDA_SUCCESS, "device alloc");
+}
+
+/* Two devices (VRAMTRACE_FAKE_DEVICES=2): plain memory on each; then, with device 0's context current,
+ * memory that lives on device 1 all the same: a VMM handle located there, mapped and made accessible
+ * from both devices (a peer mapping), and blocks of device 1's pools. Prints what each device holds. */
+static void mode_twodev(void)
+{
+    CUcontext c0, c1;
+    prog_check(cuInit(0) == CUDA_SUCCESS, "cuInit");
+    prog_check(cuDevicePrimaryCtxRetain(&c0, 0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c1, 1) == CUDA_SUCCESS,
+               "retain both");
+    CUdeviceptr a, b, c, d, va;
+    prog_check(cuCtxSetCurrent(c1) == CUDA_SUCCESS, "device 1 current");
+    dev_alloc(5 * MiB, &b);
+    prog_check(cuMemAllocAsync(&c, 2 * MiB, NULL) == CUDA_SUCCESS, "async on device 1's default pool");
+    prog_check(cuCtxSetCurrent(c0) == CUDA_SUCCESS, "device 0 current");
+    dev_alloc(3 * MiB, &a);
+    CUmemAllocationProp prop = vmm_prop();
+    prop.location.id = 1;
+    CUmemGenericAllocationHandle h;
+    prog_check(cuMemCreate(&h, 4 * MiB, &prop, 0) == CUDA_SUCCESS, "create on device 1");
+    prog_check(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0) == CUDA_SUCCESS, "reserve");
+    prog_check(cuMemMap(va, 4 * MiB, 0, h, 0) == CUDA_SUCCESS, "map");
+    CUmemAccessDesc access[2];
+    memset(access, 0, sizeof access);
+    for (int i = 0; i < 2; i++) {
+        access[i].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access[i].location.id = i;
+        access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    prog_check(cuMemSetAccess(va, 4 * MiB, access, 2) == CUDA_SUCCESS, "access from both devices");
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    CUmemoryPool pool;
+    prog_check(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS, "pool on device 1");
+    pool_alloc(pool, 1 * MiB, &d);
+    printf("device0 %u device1 %u async1 %u pool1 %u\n", 3 * MiB, 5 * MiB + 4 * MiB, 2 * MiB, 1 * MiB);
+    prog_dump();
+}
+
 static void mode_pool(void)
 {
     CUmemPoolProps props;
@@ -463,6 +509,8 @@ int main(int argc, char **argv)
         route_legacy_lookup();
     else if (!strcmp(mode, "vmm"))
         mode_vmm();
+    else if (!strcmp(mode, "twodev"))
+        mode_twodev();
     else if (!strcmp(mode, "pool"))
         mode_pool();
     else if (!strcmp(mode, "kinds"))
