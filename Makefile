@@ -20,7 +20,7 @@ TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
-            $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/prog_plain \
+            $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
@@ -110,6 +110,8 @@ $(BUILD)/tests/prog_plain: $(BUILD)/tests/progs/prog_plain.o $(BUILD)/tests/prog
 	$(CC) -o $@ $^ -ldl
 $(BUILD)/tests/libnext_a.so: $(BUILD)/tests/progs/next_a.o $(BUILD)/tests/libnext_b.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/tests -Wl,--no-as-needed -l:libnext_b.so -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl
+$(BUILD)/tests/libnccl.so.2: $(BUILD)/tests/progs/fake_nccl.o $(BUILD)/fake/libcuda.so.1
+	$(CC) -shared -o $@ $< -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/libcublas.so.13: $(BUILD)/tests/progs/fake_cublas.o $(BUILD)/fake/libcuda.so.1
 	$(CC) -shared -o $@ $< -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/libnext_b.so: $(BUILD)/tests/progs/next_b.o

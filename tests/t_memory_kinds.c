@@ -141,7 +141,7 @@ static void test_two_devices(void)
     const char *env[] = {"VRAMTRACE_FAKE_DEVICES=2", "VRAMTRACE_AT_EXIT=0", NULL};
     run_prog(&r, "prog_driver", args, env, 1);
     size_t n = load_dumps(&r, d, 2);
-    if (!ok(r.status == 0 && n == 1 && d[0].ndevices == 2, "two devices: one dump with both")) {
+    if (!ok(r.status == 0 && n == 2 && d[0].ndevices == 2, "two devices: dumps with both")) {
         diag("status %d, %zu dumps; stderr: %s", r.status, n, r.err);
         free_dumps(d, n);
         run_free(&r);
@@ -164,6 +164,16 @@ static void test_two_devices(void)
     is_u64(num_after(c.out, "{\"device\":0,", "process_used"), 303 * MiB, "device 0: the fake NVML's figure for it");
     is_u64(num_after(c.out, "{\"device\":1,", "process_used"), 312 * MiB, "device 1: its own NVML figure");
     ok(dev0 && dev1 && dev0 < dev1, "report --json lists both devices");
+    run_free(&c);
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.2.dump", r.dir, r.pid);
+    const char *targs[] = {"report", path, NULL};
+    run_prog(&c, "../vramtrace", targs, NULL, 0);
+    const char *d1 = strstr(c.out, "\ndevice 1\n");
+    ok(d1 && strstr(d1, "  libraries     NCCL 8.0 MiB (taken for themselves"),
+       "NCCL's communicator on device 1 (6 MiB of VMM buffers, 2 MiB for its proxy) in one line");
+    ok(d1 && strstr(d1, "  reserved      20.0 MiB\n"), "device 1 reserved grew by NCCL's 8 MiB, the mapping not counted");
+    const char *d0 = strstr(c.out, "\ndevice 0\n");
+    ok(d0 && d1 && d0 < d1 && !memmem(d0, (size_t)(d1 - d0), "libraries", 9), "and nothing of NCCL on device 0");
     run_free(&c);
     free_dumps(d, n);
     run_free(&r);

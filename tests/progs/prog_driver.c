@@ -179,7 +179,8 @@ NOINLINE void dev_alloc(size_t n, CUdeviceptr *p)
 
 /* Two devices (VRAMTRACE_FAKE_DEVICES=2): plain memory on each; then, with device 0's context current,
  * memory that lives on device 1 all the same: a VMM handle located there, mapped and made accessible
- * from both devices (a peer mapping), and blocks of device 1's pools. Prints what each device holds. */
+ * from both devices (a peer mapping), and blocks of device 1's pools (dump 1). Then a communicator of a
+ * library named like NCCL on device 1 (dump 2). */
 static void mode_twodev(void)
 {
     CUcontext c0, c1;
@@ -214,8 +215,13 @@ static void mode_twodev(void)
     CUmemoryPool pool;
     prog_check(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS, "pool on device 1");
     pool_alloc(pool, 1 * MiB, &d);
-    printf("device0 %u device1 %u async1 %u pool1 %u\n", 3 * MiB, 5 * MiB + 4 * MiB, 2 * MiB, 1 * MiB);
-    prog_dump();
+    prog_dump(); /* 1 */
+    /* A communicator on device 1, made by a library named like NCCL, from device 1's context. */
+    void *nccl = dlopen("libnccl.so.2", RTLD_NOW);
+    int (*init)(int, size_t, size_t) = nccl ? (int (*)(int, size_t, size_t))dlsym(nccl, "fake_nccl_comm_init") : NULL;
+    prog_check(cuCtxSetCurrent(c1) == CUDA_SUCCESS, "device 1 current");
+    prog_check(init && init(1, 6 * MiB, 2 * MiB) == 0, "nccl init");
+    prog_dump(); /* 2 */
 }
 
 static void mode_pool(void)
