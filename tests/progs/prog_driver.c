@@ -172,6 +172,19 @@ NOINLINE void pool_alloc(CUmemoryPool pool, size_t n, CUdeviceptr *p)
     prog_check(cuMemAllocFromPoolAsync(p, n, pool, NULL) == CUDA_SUCCESS, "pool alloc");
 }
 
+/* An explicit pool of device memory on device. */
+static CUmemoryPool pool_on(int device)
+{
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = device;
+    CUmemoryPool pool;
+    prog_check(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS, "pool create");
+    return pool;
+}
+
 NOINLINE void dev_alloc(size_t n, CUdeviceptr *p)
 {
     prog_check(cuMemAlloc(p, n) == CUDA_SUCCESS, "device alloc");
@@ -207,14 +220,7 @@ static void mode_twodev(void)
         access[i].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
     prog_check(cuMemSetAccess(va, 4 * MiB, access, 2) == CUDA_SUCCESS, "access from both devices");
-    CUmemPoolProps props;
-    memset(&props, 0, sizeof props);
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = 1;
-    CUmemoryPool pool;
-    prog_check(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS, "pool on device 1");
-    pool_alloc(pool, 1 * MiB, &d);
+    pool_alloc(pool_on(1), 1 * MiB, &d);
     prog_dump(); /* 1 */
     /* A communicator on device 1, made by a library named like NCCL, from device 1's context. */
     void *nccl = dlopen("libnccl.so.2", RTLD_NOW);
@@ -226,13 +232,7 @@ static void mode_twodev(void)
 
 static void mode_pool(void)
 {
-    CUmemPoolProps props;
-    memset(&props, 0, sizeof props);
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = 0;
-    CUmemoryPool pool;
-    prog_check(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS, "pool create");
+    CUmemoryPool pool = pool_on(0);
     cuuint64_t keep = UINT64_MAX;
     prog_check(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == CUDA_SUCCESS, "threshold");
     CUdeviceptr a, b;
