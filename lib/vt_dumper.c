@@ -48,14 +48,24 @@ static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
     }
 }
 
+/* Set when the exit dump begins: no dump may follow it (the driver is being torn down, and the exit
+ * dump must stay the last). */
+static atomic_int vt_exiting;
+
 static int vt_dump_now(enum vt_reason reason, char *path, size_t len)
 {
+    if (reason != VT_REASON_EXIT && atomic_load(&vt_exiting))
+        return -1;
     /* The bridges run before the dump lock is taken: a thread holding the GIL may be waiting for it. */
     struct vt_snapshot snap;
     int have_snap;
     char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
     pthread_mutex_lock(&vt_dump_lock);
-    int r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len);
+    int r = -1;
+    if (reason == VT_REASON_EXIT || !atomic_load(&vt_exiting))
+        r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len);
+    else if (have_snap)
+        vt_snapshot_free(&snap);
     pthread_mutex_unlock(&vt_dump_lock);
     free(bridge);
     return r;
@@ -231,6 +241,7 @@ __attribute__((constructor)) static void vt_init(void)
 __attribute__((destructor)) static void vt_fini(void)
 {
     int saved = errno;
+    atomic_store(&vt_exiting, 1);
     if (atomic_load(&vt_ready) && vt_cfg.at_exit)
         vt_dump_now(VT_REASON_EXIT, NULL, 0);
     errno = saved;

@@ -196,7 +196,7 @@ NOINLINE void dev_alloc(size_t n, CUdeviceptr *p)
  * library named like NCCL on device 1 (dump 2). */
 static void mode_twodev(void)
 {
-    CUcontext c0, c1;
+    CUcontext c0 = NULL, c1 = NULL;
     prog_check(cuInit(0) == CUDA_SUCCESS, "cuInit");
     prog_check(cuDevicePrimaryCtxRetain(&c0, 0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c1, 1) == CUDA_SUCCESS,
                "retain both");
