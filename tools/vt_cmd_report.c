@@ -179,12 +179,9 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         for (size_t i = 0; i < m->views.n; i++)
             if (m->views.v[i].device == v->device)
                 vt_view_text(&m->views.v[i]);
-        if (v->nlibs) {
+        if (v->libs.n) {
             printf("  %-13s ", "libraries");
-            for (int j = 0; j < v->nlibs; j++) {
-                vt_human(v->libs[j].bytes, a, sizeof a);
-                printf("%s%s %s", j ? ", " : "", v->libs[j].name, a);
-            }
+            vt_libs_text(&v->libs);
             printf(" (taken for themselves, outside any caching allocator)\n");
         }
         vt_fig("managed", v->managed, NULL);
@@ -307,13 +304,9 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
             vt_json_str(f, w->source ? w->source : "");
             fputc('}', f);
         }
-        fputs("],\"libraries\":[", f);
-        for (int j = 0; j < v->nlibs; j++) {
-            fprintf(f, "%s{\"name\":", j ? "," : "");
-            vt_json_str(f, v->libs[j].name);
-            fprintf(f, ",\"bytes\":%llu}", (unsigned long long)v->libs[j].bytes);
-        }
-        fputs("]}", f);
+        fputs("],\"libraries\":", f);
+        vt_libs_json(f, &v->libs);
+        fputc('}', f);
     }
     fprintf(f, "],\"host_pinned\":%llu,\"va_reserved\":%llu,\"python\":", (unsigned long long)m->host_pinned,
             (unsigned long long)m->va_reserved);

@@ -9,6 +9,7 @@
 #include "vt_json.h"
 #include "vt_model.h"
 #include "vt_symbols.h"
+#include "vt_units.h"
 
 #define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
 #include <uthash.h>
@@ -356,32 +357,54 @@ static int vt_int_cmp(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
+void vt_libs_add(struct vt_libs *l, const char *name, uint64_t bytes)
+{
+    int j = 0;
+    while (j < l->n && strcmp(l->v[j].name, name))
+        j++;
+    if (j == l->n) {
+        if (l->n == VT_MAX_LIBS)
+            return;
+        snprintf(l->v[l->n++].name, sizeof l->v[0].name, "%s", name);
+        l->v[j].bytes = 0;
+    }
+    l->v[j].bytes += bytes;
+    for (; j > 0 && l->v[j].bytes > l->v[j - 1].bytes; j--) {
+        __typeof__(l->v[0]) t = l->v[j];
+        l->v[j] = l->v[j - 1];
+        l->v[j - 1] = t;
+    }
+}
+
+void vt_libs_text(const struct vt_libs *l)
+{
+    char a[32];
+    for (int j = 0; j < l->n; j++) {
+        vt_human(l->v[j].bytes, a, sizeof a);
+        printf("%s%s %s", j ? ", " : "", l->v[j].name, a);
+    }
+}
+
+void vt_libs_json(FILE *f, const struct vt_libs *l)
+{
+    fputc('[', f);
+    for (int j = 0; j < l->n; j++) {
+        fprintf(f, "%s{\"name\":", j ? "," : "");
+        vt_json_str(f, l->v[j].name);
+        fprintf(f, ",\"bytes\":%llu}", (unsigned long long)l->v[j].bytes);
+    }
+    fputc(']', f);
+}
+
 /* Per device, the memory each CUDA library took for itself ("NCCL: 1.6 GiB on device 1"), from the sites
- * that run through it, largest first. */
+ * that run through it. */
 static void vt_libraries(struct vt_model *m)
 {
     for (size_t i = 0; i < m->nsites; i++) {
         const struct vt_site *s = &m->sites[i];
-        struct vt_dev *v = NULL;
-        for (int k = 0; k < m->ndev && !v; k++)
-            if (m->dev[m->devidx[k]].device == s->device)
-                v = &m->dev[m->devidx[k]];
-        if (!s->library[0] || s->role != VT_ROLE_ALLOCATED || !v)
-            continue;
-        int j = 0;
-        while (j < v->nlibs && strcmp(v->libs[j].name, s->library))
-            j++;
-        if (j == v->nlibs) {
-            if (v->nlibs == VT_MAX_LIBS)
-                continue;
-            snprintf(v->libs[v->nlibs++].name, sizeof v->libs[0].name, "%s", s->library);
-        }
-        v->libs[j].bytes += s->bytes;
-        for (; j > 0 && v->libs[j].bytes > v->libs[j - 1].bytes; j--) {
-            struct vt_lib_bytes t = v->libs[j];
-            v->libs[j] = v->libs[j - 1];
-            v->libs[j - 1] = t;
-        }
+        for (int k = 0; k < m->ndev; k++)
+            if (m->dev[m->devidx[k]].device == s->device && s->library[0] && s->role == VT_ROLE_ALLOCATED)
+                vt_libs_add(&m->dev[m->devidx[k]].libs, s->library, s->bytes);
     }
 }
 

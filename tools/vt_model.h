@@ -16,6 +16,21 @@
 
 struct vt_symbolizer;
 
+/* Bytes per CUDA library (cuBLAS, NCCL...), largest first. */
+struct vt_libs {
+    struct {
+        char name[16];
+        uint64_t bytes;
+    } v[VT_MAX_LIBS];
+    int n;
+};
+
+/* Adds bytes to name (a new name past VT_MAX_LIBS is left out); prints "cuBLAS 4.4 MiB, NCCL 8.0 MiB";
+ * writes the JSON array [{"name","bytes"}...]. */
+void vt_libs_add(struct vt_libs *l, const char *name, uint64_t bytes);
+void vt_libs_text(const struct vt_libs *l);
+void vt_libs_json(FILE *f, const struct vt_libs *l);
+
 struct vt_site {
     char *key;        /* kind, api and frames: the identity matched across dumps */
     char kind[24];
@@ -43,11 +58,7 @@ struct vt_dev {
     uint64_t graph_reserved, graph_used; /* CUDA graphs' allocation nodes (0 when not read) */
     int pools_known;
     int has_views;                 /* a caching allocator's view covers this device */
-    struct vt_lib_bytes {          /* memory CUDA libraries took for themselves here, largest first */
-        char name[16];
-        uint64_t bytes;
-    } libs[VT_MAX_LIBS];
-    int nlibs;
+    struct vt_libs libs;           /* memory CUDA libraries took for themselves here */
 };
 
 struct vt_model {

@@ -16,8 +16,7 @@
 struct vt_total {
     int device;
     uint64_t process_used, overhead, reserved, allocated, cached;
-    struct vt_lib_bytes libs[VT_MAX_LIBS];
-    int nlibs;
+    struct vt_libs libs;
 };
 
 /* A call site of all processes: the same frames on the same device. */
@@ -55,23 +54,8 @@ static void vt_total_add(struct vt_total *t, const struct vt_dev *v)
     vt_add_known(&t->reserved, v->reserved);
     vt_add_known(&t->allocated, v->allocated);
     vt_add_known(&t->cached, v->cached);
-    for (int j = 0; j < v->nlibs; j++) {
-        int k = 0;
-        while (k < t->nlibs && strcmp(t->libs[k].name, v->libs[j].name))
-            k++;
-        if (k == t->nlibs) {
-            if (t->nlibs == VT_MAX_LIBS)
-                continue;
-            t->libs[t->nlibs++] = v->libs[j];
-        } else {
-            t->libs[k].bytes += v->libs[j].bytes;
-        }
-        for (; k > 0 && t->libs[k].bytes > t->libs[k - 1].bytes; k--) {
-            struct vt_lib_bytes x = t->libs[k];
-            t->libs[k] = t->libs[k - 1];
-            t->libs[k - 1] = x;
-        }
-    }
+    for (int j = 0; j < v->libs.n; j++)
+        vt_libs_add(&t->libs, v->libs.v[j].name, v->libs.v[j].bytes);
 }
 
 static int vt_merged_cmp(const void *a, const void *b)
@@ -86,15 +70,6 @@ static void vt_fig_total(const char *label, uint64_t v)
     if (v != VT_DF_UNKNOWN)
         vt_human(v, b, sizeof b);
     printf("  %-13s %s\n", label, v != VT_DF_UNKNOWN ? b : "unknown (in at least one process)");
-}
-
-static void vt_libs_text(const struct vt_lib_bytes *libs, int n)
-{
-    char a[32];
-    for (int j = 0; j < n; j++) {
-        vt_human(libs[j].bytes, a, sizeof a);
-        printf("%s%s %s", j ? ", " : "", libs[j].name, a);
-    }
 }
 
 static void vt_text(char **paths, const struct vt_model *m, int n, const struct vt_total *t, int nt,
@@ -115,9 +90,9 @@ static void vt_text(char **paths, const struct vt_model *m, int n, const struct 
                 vt_human(v->process_used, c, sizeof c);
                 printf(", process used %s", c);
             }
-            if (v->nlibs) {
+            if (v->libs.n) {
                 printf("; ");
-                vt_libs_text(v->libs, v->nlibs);
+                vt_libs_text(&v->libs);
             }
             putchar('\n');
         }
@@ -133,9 +108,9 @@ static void vt_text(char **paths, const struct vt_model *m, int n, const struct 
         vt_fig_total("reserved", t[k].reserved);
         vt_fig_total("allocated", t[k].allocated);
         vt_fig_total("cached", t[k].cached);
-        if (t[k].nlibs) {
+        if (t[k].libs.n) {
             printf("  %-13s ", "libraries");
-            vt_libs_text(t[k].libs, t[k].nlibs);
+            vt_libs_text(&t[k].libs);
             putchar('\n');
         }
     }
@@ -160,10 +135,16 @@ static void vt_text(char **paths, const struct vt_model *m, int n, const struct 
         printf("  none\n");
 }
 
-static void vt_json_total_u64(const char *key, uint64_t v)
+/* A device's five figures, as ,"key":value pairs (null for unknown). */
+static void vt_json_figures(uint64_t process_used, uint64_t overhead, uint64_t reserved, uint64_t allocated,
+                            uint64_t cached)
 {
-    printf(",\"%s\":", key);
-    vt_json_u64(stdout, v);
+    static const char *const keys[] = {"process_used", "overhead", "reserved", "allocated", "cached"};
+    const uint64_t vals[] = {process_used, overhead, reserved, allocated, cached};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        printf(",\"%s\":", keys[i]);
+        vt_json_u64(stdout, vals[i]);
+    }
 }
 
 static void vt_json(char **paths, const struct vt_model *m, int n, const struct vt_total *t, int nt,
@@ -182,11 +163,7 @@ static void vt_json(char **paths, const struct vt_model *m, int n, const struct 
         for (int k = 0; k < m[i].ndev; k++) {
             const struct vt_dev *v = &m[i].dev[m[i].devidx[k]];
             printf("%s{\"device\":%d", k ? "," : "", v->device);
-            vt_json_total_u64("process_used", v->process_used);
-            vt_json_total_u64("overhead", v->overhead);
-            vt_json_total_u64("reserved", v->reserved);
-            vt_json_total_u64("allocated", v->allocated);
-            vt_json_total_u64("cached", v->cached);
+            vt_json_figures(v->process_used, v->overhead, v->reserved, v->allocated, v->cached);
             putchar('}');
         }
         printf("]}");
@@ -194,18 +171,10 @@ static void vt_json(char **paths, const struct vt_model *m, int n, const struct 
     printf("],\"devices\":[");
     for (int k = 0; k < nt; k++) {
         printf("%s{\"device\":%d", k ? "," : "", t[k].device);
-        vt_json_total_u64("process_used", t[k].process_used);
-        vt_json_total_u64("overhead", t[k].overhead);
-        vt_json_total_u64("reserved", t[k].reserved);
-        vt_json_total_u64("allocated", t[k].allocated);
-        vt_json_total_u64("cached", t[k].cached);
-        printf(",\"libraries\":[");
-        for (int j = 0; j < t[k].nlibs; j++) {
-            printf("%s{\"name\":", j ? "," : "");
-            vt_json_str(stdout, t[k].libs[j].name);
-            printf(",\"bytes\":%llu}", (unsigned long long)t[k].libs[j].bytes);
-        }
-        printf("]}");
+        vt_json_figures(t[k].process_used, t[k].overhead, t[k].reserved, t[k].allocated, t[k].cached);
+        printf(",\"libraries\":");
+        vt_libs_json(stdout, &t[k].libs);
+        putchar('}');
     }
     printf("],\"sites\":[");
     for (size_t i = 0; i < nm && (long)i < top; i++) {
