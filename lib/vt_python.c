@@ -65,64 +65,58 @@ static vt_pyobject *vt_py_ns; /* the bridge's namespace: compiled once, kept for
 
 #define VT_PY_START 257 /* Py_file_input */
 
+/* What each entry point is needed for: the bridges, reading frames, or neither (optional). */
+enum { VT_PY_OPTIONAL, VT_PY_BRIDGES, VT_PY_FRAMES };
+
 static void vt_py_resolve(void)
 {
-    struct { void **slot; const char *name; int required; } want[] = {
-        {(void **)&vt_py.is_initialized, "Py_IsInitialized", 1},
-        {(void **)&vt_py.gil_ensure, "PyGILState_Ensure", 1},
-        {(void **)&vt_py.gil_release, "PyGILState_Release", 1},
-        {(void **)&vt_py.gil_check, "PyGILState_Check", 1},
-        {(void **)&vt_py.compile, "Py_CompileString", 1},
-        {(void **)&vt_py.eval_code, "PyEval_EvalCode", 1},
-        {(void **)&vt_py.dict_new, "PyDict_New", 1},
-        {(void **)&vt_py.dict_get, "PyDict_GetItemString", 1},
-        {(void **)&vt_py.dict_set, "PyDict_SetItemString", 1},
-        {(void **)&vt_py.builtins, "PyEval_GetBuiltins", 1},
-        {(void **)&vt_py.call, "PyObject_CallObject", 1},
-        {(void **)&vt_py.utf8, "PyUnicode_AsUTF8AndSize", 1},
-        {(void **)&vt_py.err_occurred, "PyErr_Occurred", 1},
-        {(void **)&vt_py.err_clear, "PyErr_Clear", 1},
-        {(void **)&vt_py.decref, "Py_DecRef", 1},
-        {(void **)&vt_py.pending, "Py_AddPendingCall", 1},
-        /* 3.13 made it public; before, only the underscored name exists. */
-        {(void **)&vt_py.is_finalizing, "Py_IsFinalizing", 0},
+    /* alt: the name of older versions (3.13 made these public; before, only the underscored name). */
+    struct { void **slot; const char *name, *alt; int need; } want[] = {
+        {(void **)&vt_py.is_initialized, "Py_IsInitialized", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.gil_ensure, "PyGILState_Ensure", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.gil_release, "PyGILState_Release", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.gil_check, "PyGILState_Check", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.compile, "Py_CompileString", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.eval_code, "PyEval_EvalCode", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.dict_new, "PyDict_New", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.dict_get, "PyDict_GetItemString", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.dict_set, "PyDict_SetItemString", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.builtins, "PyEval_GetBuiltins", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.call, "PyObject_CallObject", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.utf8, "PyUnicode_AsUTF8AndSize", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.err_occurred, "PyErr_Occurred", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.err_clear, "PyErr_Clear", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.decref, "Py_DecRef", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.pending, "Py_AddPendingCall", NULL, VT_PY_BRIDGES},
+        {(void **)&vt_py.is_finalizing, "Py_IsFinalizing", "_Py_IsFinalizing", VT_PY_OPTIONAL},
+        {(void **)&vt_py.version, "Py_GetVersion", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.ts_current, "PyThreadState_GetUnchecked", "_PyThreadState_UncheckedGet", VT_PY_FRAMES},
+        {(void **)&vt_py.ts_this, "PyGILState_GetThisThreadState", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.ts_interp, "PyThreadState_GetInterpreter", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.interp_main, "PyInterpreterState_Main", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.ts_frame, "PyThreadState_GetFrame", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.frame_back, "PyFrame_GetBack", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.frame_code, "PyFrame_GetCode", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.frame_line, "PyFrame_GetLineNumber", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.getattr, "PyObject_GetAttrString", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.err_fetch, "PyErr_Fetch", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.err_restore, "PyErr_Restore", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.incref, "Py_IncRef", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.save_thread, "PyEval_SaveThread", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.restore_thread, "PyEval_RestoreThread", NULL, VT_PY_FRAMES},
+        /* 3.10+; 3.9 makes no frame objects on demand, so it needs none. */
+        {(void **)&vt_py.gc_disable, "PyGC_Disable", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.gc_enable, "PyGC_Enable", NULL, VT_PY_OPTIONAL},
     };
-    int ok = 1;
+    int bridges = 1, frames = 1;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         *want[i].slot = dlsym(RTLD_DEFAULT, want[i].name);
-        ok &= !want[i].required || *want[i].slot != NULL;
+        if (!*want[i].slot && want[i].alt)
+            *want[i].slot = dlsym(RTLD_DEFAULT, want[i].alt);
+        bridges &= want[i].need != VT_PY_BRIDGES || *want[i].slot != NULL;
+        frames &= want[i].need != VT_PY_FRAMES || *want[i].slot != NULL;
     }
-    if (!vt_py.is_finalizing)
-        vt_py.is_finalizing = (int (*)(void))dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
-    vt_py_found = ok;
-
-    struct { void **slot; const char *name; } frames[] = {
-        {(void **)&vt_py.version, "Py_GetVersion"},
-        /* 3.13 made it public; before, only the underscored name exists. */
-        {(void **)&vt_py.ts_current, "PyThreadState_GetUnchecked"},
-        {(void **)&vt_py.ts_this, "PyGILState_GetThisThreadState"},
-        {(void **)&vt_py.ts_interp, "PyThreadState_GetInterpreter"},
-        {(void **)&vt_py.interp_main, "PyInterpreterState_Main"},
-        {(void **)&vt_py.ts_frame, "PyThreadState_GetFrame"},
-        {(void **)&vt_py.frame_back, "PyFrame_GetBack"},
-        {(void **)&vt_py.frame_code, "PyFrame_GetCode"},
-        {(void **)&vt_py.frame_line, "PyFrame_GetLineNumber"},
-        {(void **)&vt_py.getattr, "PyObject_GetAttrString"},
-        {(void **)&vt_py.err_fetch, "PyErr_Fetch"},
-        {(void **)&vt_py.err_restore, "PyErr_Restore"},
-        {(void **)&vt_py.incref, "Py_IncRef"},
-        {(void **)&vt_py.save_thread, "PyEval_SaveThread"},
-        {(void **)&vt_py.restore_thread, "PyEval_RestoreThread"},
-    };
-    int fok = ok;
-    for (size_t i = 0; i < sizeof frames / sizeof frames[0]; i++) {
-        *frames[i].slot = dlsym(RTLD_DEFAULT, frames[i].name);
-        if (!*frames[i].slot && frames[i].slot == (void **)&vt_py.ts_current)
-            *frames[i].slot = dlsym(RTLD_DEFAULT, "_PyThreadState_UncheckedGet");
-        fok &= *frames[i].slot != NULL;
-    }
-    vt_py.gc_disable = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGC_Disable");
-    vt_py.gc_enable = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGC_Enable");
+    vt_py_found = bridges;
     if (vt_py.version) {
         /* "3.11.7 (main, ...)": the first word. */
         const char *v = vt_py.version();
@@ -141,7 +135,7 @@ static void vt_py_resolve(void)
     else if (vt_py.version && strstr(vt_py.version(), "free-threading"))
         /* No GIL: nothing keeps another thread off the frames we would read. */
         vt_py_frames_why = "a free-threaded build, whose frames vramtrace does not read";
-    else if (!fok || (vt_py_minor >= 10 && !(vt_py.gc_disable && vt_py.gc_enable)))
+    else if (!bridges || !frames || (vt_py_minor >= 10 && !(vt_py.gc_disable && vt_py.gc_enable)))
         vt_py_frames_why = "its frame API is incomplete";
     else
         vt_py_frames_ok = 1;
