@@ -16,6 +16,9 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
+# What the library and the command share (settings, file names, signal names): built into both.
+SHARED_SRC := lib/vt_signame.c lib/vt_settings.c lib/vt_paths.c
+SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
@@ -68,7 +71,7 @@ $(BUILD)/libvramtrace.so: $(LIB_OBJ)
 	cp -L $(LIBLZMA_SO) $(BUILD)/liblzma.so.5
 
 # The command also carries its libdw and libelf, for the same reason.
-$(BUILD)/vramtrace: $(TOOL_OBJ) $(BUILD)/lib/vt_signame.o
+$(BUILD)/vramtrace: $(TOOL_OBJ) $(SHARED_OBJ)
 	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN' -ldw -lelf -lstdc++
 	cp -L $(LIBDW_SO) $(BUILD)/libdw.so.1
 	cp -L $(LIBELF_SO) $(BUILD)/libelf.so.1
@@ -123,9 +126,9 @@ $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
 	$(CC) -o $@ $^ -lpthread
 
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
-$(BUILD)/asan/vramtrace: $(TOOL_SRC) lib/vt_signame.c $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
+$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) lib/vt_signame.c \
+	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
 	  -ldw -lelf -lstdc++
 
 test: all $(PROG_BIN) $(TEST_BIN) $(BUILD)/asan/vramtrace

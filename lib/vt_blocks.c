@@ -9,6 +9,8 @@
 
 #include "vramtrace.h"
 #include "vt_blocks.h"
+#include "vt_lifecycle.h"
+#include "vt_lock.h"
 #include "vt_stack.h"
 #include "vt_table.h"
 
@@ -34,7 +36,7 @@ static uint64_t vt_owner_index(const char *name)
 {
     char w[VT_OWNER_LEN];
     vt_owner_word(name, w);
-    pthread_mutex_lock(&vt_owner_lock);
+    vt_mutex_lock(&vt_owner_lock);
     int i;
     for (i = 1; i < vt_nowners && strcmp(vt_owners[i], w); i++)
         ;
@@ -44,7 +46,7 @@ static uint64_t vt_owner_index(const char *name)
         else
             i = 0;
     }
-    pthread_mutex_unlock(&vt_owner_lock);
+    vt_mutex_unlock(&vt_owner_lock);
     return (uint64_t)i;
 }
 
@@ -64,6 +66,7 @@ void vramtrace_block_alloc(const void *ptr, size_t size, int device, const char 
     if (!ptr)
         return;
     int saved = errno;
+    vt_activate();
     struct vt_alloc a;
     memset(&a, 0, sizeof a);
     a.addr = (uintptr_t)ptr;

@@ -118,7 +118,7 @@ static const char *vt_run_helper(struct vt_job *j, int *keep)
     }
     vt_br_busy = 1;
     pthread_mutex_unlock(&vt_br_mu);
-    int err = vt_thread_start(vt_helper_main, j);
+    int err = vt_thread_start(vt_helper_main, j, "vramtrace-gil");
     if (err) {
         pthread_mutex_lock(&vt_br_mu);
         vt_br_busy = 0;
@@ -212,8 +212,9 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
 void vt_bridge_history_request(void)
 {
     int want = VT_HIST_ASK;
-    if (atomic_compare_exchange_strong(&vt_bridge_history_state, &want, VT_HIST_ASKED))
-        vt_dumper_request_history();
+    if (atomic_compare_exchange_strong(&vt_bridge_history_state, &want, VT_HIST_ASKED) &&
+        vt_dumper_request_history() < 0)
+        atomic_store(&vt_bridge_history_state, VT_HIST_ASK); /* asked again at a later allocation */
 }
 
 /* On the main thread with the GIL, at a safe point of the interpreter. */

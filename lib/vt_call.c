@@ -4,7 +4,9 @@
 
 #include "vt_bridge.h"
 #include "vt_call.h"
+#include "vt_devices.h"
 #include "vt_dumper.h"
+#include "vt_lifecycle.h"
 #include "vt_real.h"
 #include "vt_stack.h"
 
@@ -19,6 +21,7 @@ static __thread struct vt_tls vt_tls __attribute__((tls_model("initial-exec")));
 static void vt_begin_common(struct vt_call *c, enum vt_fn api)
 {
     c->saved_errno = errno;
+    vt_activate();
     c->after_done = 0;
     c->api = api;
     c->stack = 0;
@@ -52,6 +55,7 @@ void vt_call_end(struct vt_call *c)
 void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
 {
     c->saved_errno = errno;
+    vt_activate();
     c->after_done = 0;
     c->api = api;
     c->outer = 1;
@@ -117,7 +121,11 @@ void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct
     } else {
         vt_count_failure(c->api);
         if (oom) {
-            vt_record_oom(c->api, a->size, a->device, c->stack, result);
+            /* What the device had left, asked on this thread (whose context failed the request); never
+             * for stream-ordered requests, which may fail inside a stream capture. */
+            int dev = a->device;
+            uint64_t free_then = a->kind == VT_KIND_ASYNC ? VT_UNKNOWN : vt_devices_free_now(&dev);
+            vt_record_oom(c->api, a->size, dev, c->stack, result, free_then);
             vt_dumper_request_oom();
         }
     }

@@ -1,116 +1,109 @@
-/* VRAMTRACE_* variables. Each is parsed strictly; anything unexpected is said on stderr with the
- * default that is used instead, so a typo never silently changes what gets recorded. */
-#include <signal.h>
+/* Reading the settings into vt_cfg: each setting of the table (vt_settings.c) lands in its field here;
+ * defaults come from the table too, so they are written once. The dump directory is fixed at start,
+ * as an absolute path, so a program that changes its working directory later still dumps where it
+ * was told to (and where vramtrace dump looks). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <unistd.h>
 
 #include "vt_config.h"
 #include "vt_log.h"
-#include "vt_pystack.h"
-#include "vt_signame.h"
+#include "vt_settings.h"
+
+extern char **environ;
 
 struct vt_config vt_cfg;
 
-static int vt_parse_bool(const char *name, const char *v, int dflt)
+static const struct {
+    const char *name;
+    size_t off;
+    int is_double;
+} vt_fields[] = {
+    {"VRAMTRACE_SIGNAL", offsetof(struct vt_config, signal), 0},
+    {"VRAMTRACE_AT_EXIT", offsetof(struct vt_config, at_exit), 0},
+    {"VRAMTRACE_ON_OOM", offsetof(struct vt_config, on_oom), 0},
+    {"VRAMTRACE_INTERVAL", offsetof(struct vt_config, interval), 1},
+    {"VRAMTRACE_KEEP", offsetof(struct vt_config, keep), 0},
+    {"VRAMTRACE_DEPTH", offsetof(struct vt_config, depth), 0},
+    {"VRAMTRACE_PYTHON", offsetof(struct vt_config, python), 0},
+    {"VRAMTRACE_PY_DEPTH", offsetof(struct vt_config, py_depth), 0},
+    {"VRAMTRACE_PY_WAIT", offsetof(struct vt_config, py_wait), 1},
+    {"VRAMTRACE_BRIDGE_TIMEOUT", offsetof(struct vt_config, bridge_timeout), 1},
+    {"VRAMTRACE_TORCH_HISTORY", offsetof(struct vt_config, torch_history), 0},
+};
+
+static void vt_store(size_t i, double v)
 {
-    if (!strcasecmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true"))
-        return 1;
-    if (!strcasecmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
-        return 0;
-    vt_say("%s=%s is not on/off (1/0, yes/no, true/false); using %s", name, v, dflt ? "on" : "off");
-    return dflt;
+    char *field = (char *)&vt_cfg + vt_fields[i].off;
+    if (vt_fields[i].is_double)
+        *(double *)field = v;
+    else
+        *(int *)field = (int)v;
 }
 
-static int vt_parse_signal(const char *v)
+/* path made absolute against the working directory; 0, or -1 when it does not fit. */
+static int vt_absolute(const char *path, char *out, size_t len)
 {
-    int sig = vt_signal_parse(v);
-    if (sig >= 0)
-        return sig;
-    vt_say("VRAMTRACE_SIGNAL=%s is not a signal vramtrace can use (USR1, USR2, HUP, PROF, URG, WINCH, "
-           "PWR, a real-time signal number, or none); using USR1", v);
-    return SIGUSR1;
-}
-
-static double vt_parse_interval(const char *v)
-{
-    char *end;
-    double d = strtod(v, &end);
-    if (*v && !*end && d >= 0 && d <= 86400.0 * 365)
-        return d;
-    vt_say("VRAMTRACE_INTERVAL=%s is not a number of seconds (0 for off); using 0 (off)", v);
+    if (path[0] == '/')
+        return strlen(path) < len ? (strcpy(out, path), 0) : -1;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return -1;
+    size_t n = strlen(cwd);
+    if (n + 1 + strlen(path) >= len)
+        return -1;
+    memcpy(out, cwd, n);
+    out[n] = '/';
+    strcpy(out + n + 1, path);
     return 0;
 }
 
-static double vt_parse_timeout(const char *v)
+static void vt_config_dir(void)
 {
-    char *end;
-    double d = strtod(v, &end);
-    if (*v && !*end && d >= 0 && d <= 600)
-        return d;
-    vt_say("VRAMTRACE_BRIDGE_TIMEOUT=%s is not a number of seconds from 0 to 600 (0: no bridges); using 2", v);
-    return 2;
-}
-
-static int vt_parse_int(const char *name, const char *v, long lo, long hi, int dflt)
-{
-    char *end;
-    long d = strtol(v, &end, 10);
-    if (*v && !*end && d >= lo && d <= hi)
-        return (int)d;
-    vt_say("%s=%s is not a number from %ld to %ld; using %d", name, v, lo, hi, dflt);
-    return dflt;
-}
-
-static double vt_parse_wait(const char *v)
-{
-    char *end;
-    double d = strtod(v, &end);
-    if (*v && !*end && d >= 0 && d <= 10000)
-        return d;
-    vt_say("VRAMTRACE_PY_WAIT=%s is not a number of milliseconds from 0 to 10000 (0: only threads holding the "
-           "GIL); using %d", v, VT_PY_WAIT_DEFAULT);
-    return VT_PY_WAIT_DEFAULT;
+    const struct vt_setting *s = vt_setting_find("VRAMTRACE_DIR");
+    const char *v = getenv(s->name);
+    char why[256];
+    double unused;
+    if (v && *v) {
+        if (vt_setting_parse(s, v, &unused, why, sizeof why) == 0 && vt_absolute(v, vt_cfg.dir, sizeof vt_cfg.dir) == 0)
+            return;
+        vt_say("%s=%s %s; using %s", s->name, v, vt_cfg.dir[0] ? "is too long" : why, s->dflt);
+        vt_cfg.dir[0] = 0;
+    }
+    /* The working directory when it is writable, else the private directory. */
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) && vt_setting_parse(s, cwd, &unused, why, sizeof why) == 0)
+        strcpy(vt_cfg.dir, cwd);
 }
 
 void vt_config_load(void)
 {
-    const char *v;
     memset(&vt_cfg, 0, sizeof vt_cfg);
-    vt_cfg.signal = SIGUSR1;
-    vt_cfg.at_exit = 1;
-    vt_cfg.on_oom = 1;
-    vt_cfg.depth = VT_DEPTH_DEFAULT;
-    vt_cfg.bridge_timeout = 2;
-    vt_cfg.torch_history = 1;
-    vt_cfg.python = 1;
-    vt_cfg.py_depth = VT_PY_DEPTH_DEFAULT;
-    vt_cfg.py_wait = VT_PY_WAIT_DEFAULT;
-
-    if ((v = getenv("VRAMTRACE_DIR")) && *v) {
-        if (strlen(v) >= sizeof vt_cfg.dir - 64)
-            vt_say("VRAMTRACE_DIR is too long; using the working directory");
+    char why[256];
+    for (size_t i = 0; i < sizeof vt_fields / sizeof vt_fields[0]; i++) {
+        const struct vt_setting *s = vt_setting_find(vt_fields[i].name);
+        double v;
+        vt_setting_parse(s, s->dflt, &v, why, sizeof why);
+        vt_store(i, v);
+        const char *env = getenv(s->name);
+        if (!env || !*env)
+            continue;
+        if (vt_setting_parse(s, env, &v, why, sizeof why) == 0)
+            vt_store(i, v);
         else
-            strcpy(vt_cfg.dir, v);
+            vt_say("%s=%s %s; using %s", s->name, env, why, s->dflt);
     }
-    if ((v = getenv("VRAMTRACE_SIGNAL")) && *v)
-        vt_cfg.signal = vt_parse_signal(v);
-    if ((v = getenv("VRAMTRACE_AT_EXIT")) && *v)
-        vt_cfg.at_exit = vt_parse_bool("VRAMTRACE_AT_EXIT", v, 1);
-    if ((v = getenv("VRAMTRACE_ON_OOM")) && *v)
-        vt_cfg.on_oom = vt_parse_bool("VRAMTRACE_ON_OOM", v, 1);
-    if ((v = getenv("VRAMTRACE_INTERVAL")) && *v)
-        vt_cfg.interval = vt_parse_interval(v);
-    if ((v = getenv("VRAMTRACE_DEPTH")) && *v)
-        vt_cfg.depth = vt_parse_int("VRAMTRACE_DEPTH", v, 0, VT_DEPTH_MAX, VT_DEPTH_DEFAULT);
-    if ((v = getenv("VRAMTRACE_BRIDGE_TIMEOUT")) && *v)
-        vt_cfg.bridge_timeout = vt_parse_timeout(v);
-    if ((v = getenv("VRAMTRACE_TORCH_HISTORY")) && *v)
-        vt_cfg.torch_history = vt_parse_bool("VRAMTRACE_TORCH_HISTORY", v, 1);
-    if ((v = getenv("VRAMTRACE_PYTHON")) && *v)
-        vt_cfg.python = vt_parse_bool("VRAMTRACE_PYTHON", v, 1);
-    if ((v = getenv("VRAMTRACE_PY_DEPTH")) && *v)
-        vt_cfg.py_depth = vt_parse_int("VRAMTRACE_PY_DEPTH", v, 1, VT_PY_DEPTH_MAX, VT_PY_DEPTH_DEFAULT);
-    if ((v = getenv("VRAMTRACE_PY_WAIT")) && *v)
-        vt_cfg.py_wait = vt_parse_wait(v);
+    vt_config_dir();
+    /* A misspelt setting would be ignored without a word. */
+    for (char **e = environ; *e; e++) {
+        char name[128];
+        size_t n = strcspn(*e, "=");
+        if (strncmp(*e, "VRAMTRACE_", 10) || !strncmp(*e, "VRAMTRACE_FAKE_", 15) || n >= sizeof name)
+            continue;
+        memcpy(name, *e, n);
+        name[n] = 0;
+        if (!vt_setting_find(name))
+            vt_say("%s is not a vramtrace setting (ignored)", name);
+    }
 }

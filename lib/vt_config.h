@@ -1,19 +1,18 @@
-/* Configuration, read once from VRAMTRACE_* environment variables and validated. */
+/* Configuration, read once from the VRAMTRACE_* environment variables (vt_settings.h) at start. */
 #ifndef VT_CONFIG_H
 #define VT_CONFIG_H
 
 #include <limits.h>
 
-#define VT_DEPTH_DEFAULT 32
 #define VT_DEPTH_MAX 128
-#define VT_PY_WAIT_DEFAULT 10
 
 struct vt_config {
-    char dir[PATH_MAX]; /* empty: working directory, else /tmp */
+    char dir[PATH_MAX]; /* absolute; empty: the private directory (vt_paths.h), made at the first dump */
     int signal;         /* 0: no dump signal */
     int at_exit;
     int on_oom;
     double interval;    /* seconds; 0: off */
+    int keep;           /* interval dumps kept; 0: all */
     int depth;          /* frames kept per stack; 0: stacks off */
     double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
     int torch_history;  /* switch on torch's block history once its CUDA allocator is up */
@@ -24,7 +23,8 @@ struct vt_config {
 
 extern struct vt_config vt_cfg;
 
-/* Reads the environment into vt_cfg; a bad value is reported and replaced by the default. */
+/* Reads the environment into vt_cfg; a bad value is reported (vt_log.h: held until CUDA is used) and
+ * replaced by its default. */
 void vt_config_load(void);
 
 #endif

@@ -117,3 +117,16 @@ void vt_devices_resolve(struct vt_alloc *allocs, size_t n)
             allocs[i].device = dev;
     }
 }
+
+uint64_t vt_devices_free_now(int *device)
+{
+    __typeof__(cuCtxGetDevice) *getdev = VT_REAL(cuCtxGetDevice);
+    __typeof__(cuMemGetInfo_v2) *info = VT_REAL(cuMemGetInfo_v2);
+    CUdevice dev;
+    size_t fr, tot;
+    if (!getdev || !info || getdev(&dev) != CUDA_SUCCESS || info(&fr, &tot) != CUDA_SUCCESS)
+        return VT_UNKNOWN;
+    if (*device < 0)
+        *device = (int)dev;
+    return fr;
+}

@@ -32,6 +32,10 @@ int vt_devices_query(struct vt_devinfo *out, int max, int max_seen);
 size_t vt_pools_query(const struct vt_devinfo *devs, int ndev, const struct vt_pool *pools, size_t npools,
                       struct vt_poolinfo *out, size_t max);
 
+/* The free memory of the calling thread's current context's device (*device set to it when it was
+ * not known), right after a request failed there; VT_UNKNOWN when there is no context. */
+uint64_t vt_devices_free_now(int *device);
+
 /* Fills in the device of entries whose device was not known when they were made. */
 void vt_devices_resolve(struct vt_alloc *allocs, size_t n);
 

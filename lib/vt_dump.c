@@ -1,14 +1,21 @@
 /* The dump writer. Everything is copied from the table first; the file is then written with no lock
- * held, into a 0600 temporary file created O_EXCL|O_NOFOLLOW beside its final name, and linked into
- * place only when complete, so a reader never sees half a dump. */
+ * held, into a 0600 temporary file of an unpredictable name (mkostemps: O_EXCL, so never through a
+ * planted link) beside its final name, and linked into place only when complete, so a reader never
+ * sees half a dump. The final name is the next sequence number not taken in the directory; when
+ * someone takes it between our look and our link, the dump is written again under the next one, so
+ * the header's seq always matches the file name and a planted name never stops dumping. Temporary
+ * files that processes killed mid-dump left behind are removed (the first dump of a process looks). */
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,16 +24,22 @@
 #include "vt_config.h"
 #include "vt_devices.h"
 #include "vt_dump.h"
+#include "vt_dumper.h"
 #include "vt_log.h"
 #include "vt_modules.h"
+#include "vt_out.h"
+#include "vt_paths.h"
 #include "vt_pycapture.h"
 #include "vt_pystack.h"
+#include "vt_sigguard.h"
 #include "vt_stack.h"
 #include "vt_table.h"
 
 static const char *const vt_reason_names[] = {"signal", "exit", "oom", "interval", "api"};
 static uint64_t vt_start_mono, vt_start_wall;
 static unsigned long vt_dump_seq;
+static char vt_private[PATH_MAX]; /* the private directory, once made and checked */
+static int vt_cleaned;            /* stale temporary files looked for */
 
 static uint64_t vt_wall_ns(void)
 {
@@ -44,22 +57,66 @@ void vt_dump_init(void)
 void vt_dump_atfork_child(void)
 {
     vt_dump_seq = 0;
+    vt_cleaned = 0;
     vt_dump_init();
 }
 
-static const char *vt_dump_dir(void)
+/* The directory for this dump: the configured one, else the private one (made the first time; when
+ * someone else holds its name, a fresh one of a random name). NULL with why when there is none. */
+static const char *vt_dump_dir(char *why, size_t len)
 {
     if (vt_cfg.dir[0])
         return vt_cfg.dir;
-    return access(".", W_OK) == 0 ? "." : "/tmp";
+    if (vt_private[0])
+        return vt_private;
+    char path[PATH_MAX];
+    const char *tmpdir = getenv("TMPDIR");
+    if (vt_private_dir(path, sizeof path, geteuid(), tmpdir) < 0) {
+        snprintf(why, len, "TMPDIR is too long");
+        return NULL;
+    }
+    if (vt_private_dir_check(path, geteuid(), 1, why, len) == 0) {
+        strcpy(vt_private, path);
+        return vt_private;
+    }
+    char fresh[PATH_MAX];
+    if (snprintf(fresh, sizeof fresh, "%s-XXXXXX", path) < (int)sizeof fresh && mkdtemp(fresh)) {
+        vt_say("%s; dumps go to %s instead", why, fresh);
+        strcpy(vt_private, fresh);
+        return vt_private;
+    }
+    return NULL;
 }
 
-static void vt_put_u64(FILE *f, uint64_t v)
+/* Removes .vramtrace.<pid>.*.tmp files of ours whose process is gone. */
+static void vt_clean_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d))) {
+        long pid;
+        struct stat st;
+        if (vt_tmp_name_parse(e->d_name, &pid) < 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+            unlink(path);
+    }
+    closedir(d);
+}
+
+static void vt_put_u64(struct vt_out *f, uint64_t v)
 {
     if (v == VT_UNKNOWN)
-        fputs(" -", f);
+        vt_outs(f, " -");
     else
-        fprintf(f, " %llu", (unsigned long long)v);
+        vt_outf(f, " %llu", (unsigned long long)v);
 }
 
 static int vt_cmp_pc(const void *a, const void *b)
@@ -82,9 +139,9 @@ static uint32_t vt_max_id(const char *text, const char *prefix)
     return max;
 }
 
-/* Stacks referenced by live entries (or the last OOM), their frames' dladdr names, and their Python
- * stacks, numbered after the bridges' own. */
-static void vt_write_stacks(FILE *f, const struct vt_snapshot *s, const char *bridge)
+/* Stacks referenced by live entries (or a failed request), their frames' dladdr names, and their
+ * Python stacks, numbered after the bridges' own. */
+static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const char *bridge)
 {
     uint32_t count;
     const struct vt_stack *head = vt_stack_all(&count);
@@ -105,8 +162,9 @@ static void vt_write_stacks(FILE *f, const struct vt_snapshot *s, const char *br
     for (size_t i = 0; i < s->nphys; i++)
         if (s->phys[i].stack <= count)
             used[s->phys[i].stack] = 1;
-    if (s->c.oom_events && s->oom.stack <= count)
-        used[s->oom.stack] = 1;
+    for (size_t i = 0; i < s->nfailed; i++)
+        if (s->failed[i].stack <= count)
+            used[s->failed[i].stack] = 1;
     used[0] = 0;
 
     uint32_t frame_base = vt_max_id(bridge, "pyframe "), stack_base = vt_max_id(bridge, "pystack ");
@@ -114,10 +172,10 @@ static void vt_write_stacks(FILE *f, const struct vt_snapshot *s, const char *br
     for (const struct vt_stack *st = head; st; st = st->next) {
         if (!used[st->id])
             continue;
-        fprintf(f, "stack %u %u", st->id, st->n);
+        vt_outf(f, "stack %u %u", st->id, st->n);
         for (uint32_t j = 0; j < st->n; j++)
-            fprintf(f, " 0x%lx", (unsigned long)st->pc[j]);
-        fprintf(f, " %u\n", st->py ? stack_base + st->py : 0);
+            vt_outf(f, " 0x%lx", (unsigned long)st->pc[j]);
+        vt_outf(f, " %u\n", st->py ? stack_base + st->py : 0);
         if (st->py <= pycount)
             pyused[st->py] = 1;
         npc += st->n;
@@ -138,32 +196,32 @@ static void vt_write_stacks(FILE *f, const struct vt_snapshot *s, const char *br
             Dl_info di;
             /* A return address: the call is the byte before it. */
             if (dladdr((void *)(pcs[j] - 1), &di) && di.dli_sname && di.dli_saddr)
-                fprintf(f, "frame 0x%lx %s+0x%lx\n", (unsigned long)pcs[j], di.dli_sname,
+                vt_outf(f, "frame 0x%lx %s+0x%lx\n", (unsigned long)pcs[j], di.dli_sname,
                         (unsigned long)(pcs[j] - (uintptr_t)di.dli_saddr));
             else
-                fprintf(f, "frame 0x%lx -\n", (unsigned long)pcs[j]);
+                vt_outf(f, "frame 0x%lx -\n", (unsigned long)pcs[j]);
         }
         free(pcs);
     }
     free(used);
 }
 
-static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, struct vt_snapshot *s,
+static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long seq, struct vt_snapshot *s,
                           const char *bridge)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
 
-    fprintf(f, "vramtrace-dump %d\n", VRAMTRACE_FORMAT_VERSION);
-    fprintf(f, "pid %ld\n", (long)getpid());
-    fprintf(f, "ppid %ld\n", (long)getppid());
-    fprintf(f, "exe %s\n", n > 0 ? exe : "-");
-    fprintf(f, "reason %s\n", vt_reason_names[reason]);
-    fprintf(f, "seq %lu\n", seq);
-    fprintf(f, "time %llu %llu\n", (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());
-    fprintf(f, "start %llu %llu\n", (unsigned long long)vt_start_wall, (unsigned long long)vt_start_mono);
-    fprintf(f, "depth %d\n", vt_cfg.depth);
+    vt_outf(f, "vramtrace-dump %d\n", VRAMTRACE_FORMAT_VERSION);
+    vt_outf(f, "pid %ld\n", (long)getpid());
+    vt_outf(f, "ppid %ld\n", (long)getppid());
+    vt_outf(f, "exe %s\n", n > 0 ? exe : "-");
+    vt_outf(f, "reason %s\n", vt_reason_names[reason]);
+    vt_outf(f, "seq %lu\n", seq);
+    vt_outf(f, "time %llu %llu\n", (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());
+    vt_outf(f, "start %llu %llu\n", (unsigned long long)vt_start_wall, (unsigned long long)vt_start_mono);
+    vt_outf(f, "depth %d\n", vt_cfg.depth);
 
     /* At exit the driver may already be torn down (it is finalized before a preloaded library):
      * the exit dump asks it nothing. */
@@ -171,32 +229,32 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
     struct vt_devinfo devs[VT_MAX_DEVICES];
     int ndev = ask_driver ? vt_devices_query(devs, VT_MAX_DEVICES, s->c.max_device) : 0;
     for (int d = 0; d < ndev; d++) {
-        fprintf(f, "device %d", devs[d].ordinal);
+        vt_outf(f, "device %d", devs[d].ordinal);
         vt_put_u64(f, devs[d].total);
         vt_put_u64(f, devs[d].free);
-        fprintf(f, " %llu %llu", (unsigned long long)s->c.reserved[d], (unsigned long long)s->c.reserved_peak[d]);
+        vt_outf(f, " %llu %llu", (unsigned long long)s->c.reserved[d], (unsigned long long)s->c.reserved_peak[d]);
         vt_put_u64(f, devs[d].process_used);
         vt_put_u64(f, devs[d].graph_reserved);
         vt_put_u64(f, devs[d].graph_used);
-        fputc('\n', f);
+        vt_outs(f, "\n");
     }
     struct vt_poolinfo pools[VT_MAX_DEVICES + 64];
     size_t npools = vt_pools_query(devs, ndev, s->pools, s->npools, pools, sizeof pools / sizeof pools[0]);
     for (size_t i = 0; i < npools; i++) {
-        fprintf(f, "pool 0x%llx %d %s", (unsigned long long)pools[i].handle, pools[i].device,
+        vt_outf(f, "pool 0x%llx %d %s", (unsigned long long)pools[i].handle, pools[i].device,
                 pools[i].is_default ? "default" : "explicit");
         vt_put_u64(f, pools[i].reserved);
         vt_put_u64(f, pools[i].used);
         vt_put_u64(f, pools[i].reserved_high);
         vt_put_u64(f, pools[i].used_high);
         if (pools[i].threshold_known)
-            fprintf(f, " %llu\n", (unsigned long long)pools[i].threshold);
+            vt_outf(f, " %llu\n", (unsigned long long)pools[i].threshold);
         else
-            fputs(" -\n", f);
+            vt_outs(f, " -\n");
     }
 
     if (bridge)
-        fputs(bridge, f);
+        vt_outs(f, bridge);
 
     static const struct { const char *name; size_t off; } counters[] = {
         {"unknown_frees", offsetof(struct vt_counters, unknown_frees)},
@@ -207,32 +265,36 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
         {"last_seq", offsetof(struct vt_counters, seq)},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        fprintf(f, "counter %s %llu\n", counters[i].name,
+        vt_outf(f, "counter %s %llu\n", counters[i].name,
                 (unsigned long long)*(const uint64_t *)((const char *)&s->c + counters[i].off));
     for (int a = 0; a < VT_FN_COUNT; a++) {
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)
             continue;
-        fprintf(f, "api %s %llu %llu %llu %llu %llu %llu\n", vt_fn_name((enum vt_fn)a),
+        vt_outf(f, "api %s %llu %llu %llu %llu %llu %llu\n", vt_fn_name((enum vt_fn)a),
                 (unsigned long long)ac->calls, (unsigned long long)ac->allocs, (unsigned long long)ac->frees,
                 (unsigned long long)ac->bytes_alloc, (unsigned long long)ac->bytes_freed,
                 (unsigned long long)ac->failed);
     }
     for (int k = 0; k < VT_KIND_COUNT; k++) {
         const struct vt_kind_counters *kc = &s->c.kind[k];
-        fprintf(f, "kind %s %llu %llu %llu %llu %llu %llu\n", vt_kind_name((enum vt_kind)k),
+        vt_outf(f, "kind %s %llu %llu %llu %llu %llu %llu\n", vt_kind_name((enum vt_kind)k),
                 (unsigned long long)s->c.live_count[k], (unsigned long long)s->c.live_bytes[k],
                 (unsigned long long)kc->allocs, (unsigned long long)kc->frees, (unsigned long long)kc->bytes_alloc,
                 (unsigned long long)kc->bytes_freed);
     }
     vt_pycapture_write(f);
     for (size_t i = 0; i < s->nunwatched; i++)
-        fprintf(f, "unwatched %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
+        vt_outf(f, "unwatched %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
                 (unsigned long long)s->unwatched[i].count);
-    if (s->c.oom_events)
-        fprintf(f, "oom %llu %s %llu %d %u %d %llu\n", (unsigned long long)s->oom.seq, vt_fn_name(s->oom.api),
-                (unsigned long long)s->oom.size, s->oom.device, s->oom.stack, s->oom.result,
-                (unsigned long long)s->oom.time_ns);
+    for (size_t i = 0; i < s->nfailed; i++) {
+        const struct vt_failed *o = &s->failed[i];
+        vt_outf(f, "failed %llu %s %llu %d %u %d %llu %llu %llu", (unsigned long long)o->seq, vt_fn_name(o->api),
+                (unsigned long long)o->size, o->device, o->stack, o->result, (unsigned long long)o->count,
+                (unsigned long long)o->first_ns, (unsigned long long)o->last_ns);
+        vt_put_u64(f, o->free_then);
+        vt_outs(f, "\n");
+    }
 
     vt_modules_write(f);
     vt_write_stacks(f, s, bridge);
@@ -243,78 +305,133 @@ static void vt_write_body(FILE *f, enum vt_reason reason, unsigned long seq, str
         const struct vt_alloc *a = &s->allocs[i];
         /* A block's API field names its allocator; its handle field is not a handle. */
         int block = a->kind == VT_KIND_BLOCK;
-        fprintf(f, "alloc 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
+        vt_outf(f, "alloc 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
                 (unsigned long long)a->addr, (unsigned long long)a->size, vt_kind_name(a->kind),
                 block ? vt_block_owner(a->handle) : vt_fn_name(a->api), a->device, (unsigned long long)a->stream,
-                (unsigned long long)a->pool, block ? 0ull : (unsigned long long)a->handle, (unsigned long long)a->offset, a->stack,
-                (unsigned long long)a->seq, (unsigned long long)a->time_ns, a->tid);
+                (unsigned long long)a->pool, block ? 0ull : (unsigned long long)a->handle,
+                (unsigned long long)a->offset, a->stack, (unsigned long long)a->seq, (unsigned long long)a->time_ns,
+                a->tid);
     }
     for (size_t i = 0; i < s->nphys; i++) {
         const struct vt_phys *p = &s->phys[i];
-        fprintf(f, "phys 0x%llx %llu %s %s %d %d %d %u %llu %llu %d\n", (unsigned long long)p->handle,
+        vt_outf(f, "phys 0x%llx %llu %s %s %d %d %d %u %llu %llu %d\n", (unsigned long long)p->handle,
                 (unsigned long long)p->size, vt_kind_name(p->kind), vt_fn_name(p->api), p->device, p->refs,
                 p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)p->time_ns, p->tid);
     }
-    fputs("end\n", f);
+    vt_outs(f, "end\n");
 }
 
-int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len)
+/* The next sequence number whose file name is free in dir. */
+static unsigned long vt_next_seq(const char *dir, char *final, size_t len)
+{
+    unsigned long seq = vt_dump_seq;
+    struct stat st;
+    for (int tries = 0; tries < 100000; tries++) {
+        seq++;
+        if (vt_dump_path(final, len, dir, (long)getpid(), seq) < 0)
+            return 0;
+        if (lstat(final, &st) != 0 && errno == ENOENT)
+            break;
+    }
+    vt_dump_seq = seq;
+    return seq;
+}
+
+/* Puts tmp in place as final without ever replacing a file: link() where the file system has hard
+ * links, else rename() of a name just seen free. */
+static int vt_place(const char *tmp, const char *final)
+{
+    if (link(tmp, final) == 0)
+        return 0;
+    if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
+        return -1;
+    struct stat st;
+    if (lstat(final, &st) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return rename(tmp, final) == 0 ? 1 : -1;
+}
+
+static int vt_fail(char *why, size_t whylen, const char *fmt, const char *a, const char *b)
+{
+    char text[PATH_MAX + 256];
+    snprintf(text, sizeof text, fmt, a, b);
+    vt_say_once(VT_ONCE_WRITE, "%s; the program runs on without this dump", text);
+    if (why && whylen)
+        snprintf(why, whylen, "%s", text);
+    return -1;
+}
+
+int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len,
+                  char *why, size_t whylen)
 {
     struct vt_snapshot s;
     if (given)
         s = *given;
-    else if (vt_table_snapshot(&s) < 0) {
-        vt_say_once(VT_ONCE_NOMEM, "out of memory: no dump written");
-        return -1;
+    else if (vt_table_snapshot(&s) < 0)
+        return vt_fail(why, whylen, "out of memory: no dump written%s%s", "", "");
+    vt_dumper_progress();
+    char dirwhy[PATH_MAX + 128];
+    const char *dir = vt_dump_dir(dirwhy, sizeof dirwhy);
+    if (!dir) {
+        vt_snapshot_free(&s);
+        return vt_fail(why, whylen, "no directory for dumps: %s%s", dirwhy, "");
     }
-    const char *dir = vt_dump_dir();
+    if (!vt_cleaned) {
+        vt_cleaned = 1;
+        vt_clean_stale(dir);
+    }
     char tmp[PATH_MAX + 64], final[PATH_MAX + 64];
-    unsigned long seq = __atomic_add_fetch(&vt_dump_seq, 1, __ATOMIC_RELAXED);
-    int fd = -1;
-    if (snprintf(tmp, sizeof tmp, "%s/.vramtrace.%ld.%lu.dump.tmp", dir, (long)getpid(), seq) < (int)sizeof tmp)
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct vt_sigguard g;
+    vt_sigguard_begin(&g);
+    int fd = -1, r = -1;
+    if (vt_tmp_template(tmp, sizeof tmp, dir, (long)getpid()) == 0)
+        fd = mkostemps(tmp, VT_TMP_SUFFIX_LEN, O_CLOEXEC);
     else
         errno = ENAMETOOLONG;
     if (fd < 0) {
-        vt_say_once(VT_ONCE_DIR, "cannot write dumps in %s: %s; the program runs on without them", dir,
-                    strerror(errno));
-        vt_snapshot_free(&s);
-        return -1;
+        vt_fail(why, whylen, "cannot write dumps in %s: %s", dir, strerror(errno));
+        goto out;
     }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        vt_snapshot_free(&s);
-        vt_say_once(VT_ONCE_NOMEM, "out of memory: no dump written");
-        return -1;
-    }
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
-    vt_write_body(f, reason, seq, &s, bridge);
-    vt_snapshot_free(&s);
-    int bad = ferror(f);
-    if (fclose(f) != 0)
-        bad = 1;
-    /* link() refuses an existing name: a dump of an earlier process with our pid is never replaced. */
-    int linked = -1;
-    for (int tries = 0; !bad && tries < 1000; tries++) {
-        if (snprintf(final, sizeof final, "%s/vramtrace.%ld.%lu.dump", dir, (long)getpid(), seq) >= (int)sizeof final) {
-            errno = ENAMETOOLONG;
+    int said = 0;
+    for (int attempt = 0; attempt < 8; attempt++, said = 0) {
+        unsigned long seq = vt_next_seq(dir, final, sizeof final);
+        struct vt_out o;
+        if (!seq || (attempt && (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)) || vt_out_open(&o, fd) < 0) {
+            said = vt_fail(why, whylen, "cannot write a dump in %s: %s", dir, seq ? strerror(errno) : "no free name");
             break;
         }
-        if ((linked = link(tmp, final)) == 0 || errno != EEXIST)
+        vt_write_body(&o, reason, seq, &s, bridge);
+        if (vt_out_finish(&o) < 0) {
+            said = vt_fail(why, whylen, "cannot write a dump in %s: %s", dir,
+                           errno == EFBIG ? "the file size limit (ulimit -f) was reached" : strerror(errno));
             break;
-        seq = __atomic_add_fetch(&vt_dump_seq, 1, __ATOMIC_RELAXED);
+        }
+        int placed = vt_place(tmp, final);
+        if (placed >= 0) {
+            r = 0;
+            if (placed == 1)
+                tmp[0] = 0; /* renamed: nothing left to remove */
+            break;
+        }
+        if (errno != EEXIST) {
+            said = vt_fail(why, whylen, "cannot put a dump in place in %s: %s", dir, strerror(errno));
+            break;
+        }
+        /* Someone took the name after we looked: write it again under the next one. */
     }
-    int err = errno;
-    unlink(tmp);
-    if (bad || linked != 0) {
-        vt_say_once(VT_ONCE_WRITE, "cannot write a dump in %s: %s", dir, bad ? "write failed (disk full?)" : strerror(err));
-        return -1;
-    }
-    if (path && len) {
+    if (r < 0 && !said)
+        vt_fail(why, whylen, "cannot put a dump in place in %s: %s", dir, "every name tried was taken meanwhile");
+    close(fd);
+    if (tmp[0])
+        unlink(tmp);
+    if (r == 0 && path && len) {
         strncpy(path, final, len - 1);
         path[len - 1] = 0;
     }
-    return 0;
+out:
+    vt_sigguard_end(&g);
+    vt_snapshot_free(&s);
+    return r;
 }

@@ -10,8 +10,11 @@ struct vt_snapshot;
 
 /* Writes vramtrace.<pid>.<seq>.dump into the dump directory, with the bridges' records (NULL: none),
  * from the table snapshot given (taken and freed here: NULL takes one now). On success copies its
- * path into path (when not NULL) and returns 0. Failures are said once on stderr and return -1. */
-int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len);
+ * path into path (when not NULL) and returns 0. On failure returns -1, says it once on stderr, and
+ * puts the reason into why (when not NULL), for vramtrace dump. Writes raise no signal in the program
+ * (vt_sigguard.h). Called by one thread at a time (the dumper). */
+int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len,
+                  char *why, size_t whylen);
 
 /* Process start, for the header (monotonic and wall clock, ns). */
 void vt_dump_init(void);

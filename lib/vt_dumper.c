@@ -1,248 +1,352 @@
-/* Library start-up and the dumper thread. The signal handler only writes one byte into a pipe (and
- * chains to a handler installed before ours); the dumper thread, with every signal blocked, turns
- * each byte into a dump. Dumps from any source are serialized by one mutex, never taken by the
- * program's threads except through vramtrace_dump(). */
+/* vt_dumper.h. The thread sleeps on a semaphore (posted by the signal handler, async-signal-safe, and
+ * by every other request) with a timeout for the next interval dump, history retry or delayed OOM
+ * dump. Requests are flags; a request that arrives during a dump gives one more dump after it, so
+ * the answer to a signal is always a dump taken after the signal. The program's threads wait for
+ * vramtrace_dump() and the exit dump through one request slot. */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "vramtrace.h"
-#include "vt_blocks.h"
 #include "vt_bridge.h"
 #include "vt_config.h"
-#include "vt_dump.h"
 #include "vt_dumper.h"
 #include "vt_log.h"
-#include "vt_pycapture.h"
-#include "vt_pystack.h"
-#include "vt_real.h"
-#include "vt_stack.h"
+#include "vt_signal.h"
 #include "vt_table.h"
 #include "vt_thread.h"
 
-static int vt_pipe[2] = {-1, -1};
-static struct sigaction vt_prev_action;
-static pthread_mutex_t vt_dump_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int vt_oom_pending;
-static atomic_int vt_ready;
+/* A dump asked for by a program thread; freed by whoever is last: the dumper when the asker gave up. */
+struct vt_sync {
+    enum vt_reason reason;
+    char *bridge;
+    struct vt_snapshot snap;
+    int have_snap;
+    int done, result, abandoned;
+    char path[4096];
+};
 
-static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
+static sem_t vt_wake;
+static atomic_int vt_started; /* 0 not yet, 1 running, -1 could not start */
+static atomic_int vt_want_signal, vt_want_oom, vt_want_history;
+static atomic_int vt_exiting; /* the exit dump began: nothing may follow it */
+static atomic_ulong vt_progress_count;
+static pthread_mutex_t vt_start_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t vt_sync_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t vt_sync_cv; /* monotonic */
+static struct vt_sync *vt_sync_req;
+/* Without a dumper thread, program threads write their own dumps, one at a time. */
+static pthread_mutex_t vt_inline_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Interval dumps of this process, oldest first, for VRAMTRACE_KEEP. */
+static char **vt_kept;
+static size_t vt_nkept, vt_kept_cap;
+
+void vt_dumper_progress(void)
 {
+    atomic_fetch_add_explicit(&vt_progress_count, 1, memory_order_relaxed);
+}
+
+void vt_dumper_init(void)
+{
+    sem_init(&vt_wake, 0, 0);
+    vt_cond_init_monotonic(&vt_sync_cv);
+}
+
+void vt_dumper_wake_signal(void)
+{
+    atomic_store(&vt_want_signal, 1);
+    sem_post(&vt_wake);
+}
+
+void vt_dumper_request_oom(void)
+{
+    if (!vt_cfg.on_oom || atomic_exchange(&vt_want_oom, 1))
+        return;
     int saved = errno;
-    char b = 's';
-    if (vt_pipe[1] >= 0 && write(vt_pipe[1], &b, 1) < 0) {
-        /* A full pipe already holds a request: nothing is lost. */
-    }
+    sem_post(&vt_wake);
     errno = saved;
-    if (vt_prev_action.sa_flags & SA_SIGINFO) {
-        if (vt_prev_action.sa_sigaction)
-            vt_prev_action.sa_sigaction(sig, info, uctx);
-    } else if (vt_prev_action.sa_handler != SIG_DFL && vt_prev_action.sa_handler != SIG_IGN) {
-        vt_prev_action.sa_handler(sig);
+}
+
+int vt_dumper_request_history(void)
+{
+    if (atomic_load(&vt_started) != 1)
+        return -1;
+    int saved = errno;
+    atomic_store(&vt_want_history, 1);
+    sem_post(&vt_wake);
+    errno = saved;
+    return 0;
+}
+
+static void vt_keep_interval(const char *path)
+{
+    if (!vt_cfg.keep)
+        return;
+    if (vt_nkept == vt_kept_cap) {
+        size_t cap = vt_kept_cap ? 2 * vt_kept_cap : 16;
+        char **k = realloc(vt_kept, cap * sizeof *k);
+        if (!k)
+            return;
+        vt_kept = k;
+        vt_kept_cap = cap;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return;
+    vt_kept[vt_nkept++] = copy;
+    while (vt_nkept > (size_t)vt_cfg.keep) {
+        unlink(vt_kept[0]);
+        free(vt_kept[0]);
+        memmove(vt_kept, vt_kept + 1, --vt_nkept * sizeof *vt_kept);
     }
 }
 
-/* Set when the exit dump begins: no dump may follow it (the driver is being torn down, and the exit
- * dump must stay the last). */
-static atomic_int vt_exiting;
-
-static int vt_dump_now(enum vt_reason reason, char *path, size_t len)
+/* A dump of the dumper's own (signal, interval, oom): bridges first, with no lock of ours held. */
+static int vt_dump_own(enum vt_reason reason, char *path, size_t len, char *why, size_t whylen)
 {
-    if (reason != VT_REASON_EXIT && atomic_load(&vt_exiting))
-        return -1;
-    /* The bridges run before the dump lock is taken: a thread holding the GIL may be waiting for it. */
     struct vt_snapshot snap;
     int have_snap;
     char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
-    pthread_mutex_lock(&vt_dump_lock);
-    int r = -1;
-    if (reason == VT_REASON_EXIT || !atomic_load(&vt_exiting))
-        r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len);
-    else if (have_snap)
-        vt_snapshot_free(&snap);
-    pthread_mutex_unlock(&vt_dump_lock);
+    int r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len, why, whylen);
     free(bridge);
     return r;
+}
+
+static void vt_serve_sync(void)
+{
+    pthread_mutex_lock(&vt_sync_mu);
+    struct vt_sync *r = vt_sync_req;
+    pthread_mutex_unlock(&vt_sync_mu);
+    if (!r)
+        return;
+    if (r->reason == VT_REASON_EXIT && !r->bridge) {
+        int have;
+        r->bridge = vt_bridge_collect(VT_REASON_EXIT, &r->snap, &have);
+        r->have_snap = have;
+    }
+    int result = vt_dump_write(r->reason, r->bridge, r->have_snap ? &r->snap : NULL, r->path, sizeof r->path, NULL, 0);
+    r->have_snap = 0; /* the writer freed it */
+    pthread_mutex_lock(&vt_sync_mu);
+    vt_sync_req = NULL;
+    r->result = result;
+    r->done = 1;
+    int gone = r->abandoned;
+    pthread_cond_broadcast(&vt_sync_cv);
+    pthread_mutex_unlock(&vt_sync_mu);
+    if (gone) {
+        free(r->bridge);
+        free(r);
+    }
+}
+
+static void vt_serve_signal(void)
+{
+    uint64_t who[32];
+    int n = vt_signal_take_replies(who, 32);
+    char path[4096], why[512];
+    int r = vt_dump_own(VT_REASON_SIGNAL, path, sizeof path, why, sizeof why);
+    for (int i = 0; i < n; i++)
+        vt_signal_reply(who[i], r == 0, r == 0 ? path : why);
+}
+
+static uint64_t vt_min_due(uint64_t a, uint64_t b)
+{
+    return !a ? b : !b ? a : a < b ? a : b;
 }
 
 static void *vt_dumper_main(void *arg)
 {
     (void)arg;
-    int interval = vt_cfg.interval > 0 ? (int)(vt_cfg.interval * 1000 + 0.5) : -1;
-    if (interval == 0)
-        interval = 1;
-    uint64_t next_dump = interval > 0 ? vt_now_ns() + (uint64_t)interval * 1000000u : 0;
+    uint64_t interval_ns = vt_cfg.interval > 0 ? (uint64_t)(vt_cfg.interval * 1e9) : 0;
+    uint64_t next_interval = interval_ns ? vt_now_ns() + interval_ns : 0, oom_after = 0;
     for (;;) {
-        int timeout = vt_bridge_history_wait_ms();
-        if (next_dump) {
-            uint64_t now = vt_now_ns();
-            int left = now >= next_dump ? 0 : (int)((next_dump - now) / 1000000u) + 1;
-            timeout = timeout < 0 || left < timeout ? left : timeout;
+        int hist_ms = vt_bridge_history_wait_ms();
+        uint64_t now = vt_now_ns();
+        uint64_t due = vt_min_due(next_interval, hist_ms >= 0 ? now + (uint64_t)hist_ms * 1000000u : 0);
+        if (atomic_load(&vt_want_oom))
+            due = vt_min_due(due, oom_after > now ? oom_after : now);
+        if (due && due <= now) {
+            /* Due already: look at the requests without sleeping. */
+        } else if (due) {
+            struct timespec t = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
+            while (sem_clockwait(&vt_wake, CLOCK_MONOTONIC, &t) != 0 && errno == EINTR)
+                ;
+        } else {
+            while (sem_wait(&vt_wake) != 0 && errno == EINTR)
+                ;
         }
-        struct pollfd p = {.fd = vt_pipe[0], .events = POLLIN};
-        int n = poll(&p, 1, timeout);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return NULL;
-        }
-        if (n == 0) {
-            if (next_dump && vt_now_ns() >= next_dump) {
-                vt_dump_now(VT_REASON_INTERVAL, NULL, 0);
-                next_dump = vt_now_ns() + (uint64_t)interval * 1000000u;
-            }
+        while (sem_trywait(&vt_wake) == 0)
+            ; /* every request is a flag: one pass serves all the posts */
+        vt_dumper_progress();
+        vt_serve_sync();
+        if (atomic_load(&vt_exiting)) {
+            next_interval = 0; /* nothing follows the exit dump: sleep until the process ends */
+            atomic_store(&vt_want_oom, 0);
             continue;
         }
-        char buf[64];
-        ssize_t got = read(vt_pipe[0], buf, sizeof buf);
-        if (got <= 0) {
-            if (got < 0 && (errno == EINTR || errno == EAGAIN))
-                continue;
-            return NULL;
-        }
-        int sig = 0, oom = 0, hist = 0;
-        for (ssize_t i = 0; i < got; i++) {
-            sig |= buf[i] == 's';
-            oom |= buf[i] == 'o';
-            hist |= buf[i] == 'h';
-        }
-        if (hist)
+        if (atomic_exchange(&vt_want_history, 0))
             vt_bridge_history_work();
-        if (oom) {
-            atomic_store(&vt_oom_pending, 0);
-            vt_dump_now(VT_REASON_OOM, NULL, 0);
+        now = vt_now_ns();
+        if (atomic_load(&vt_want_oom) && now >= oom_after) {
+            atomic_store(&vt_want_oom, 0);
+            vt_dump_own(VT_REASON_OOM, NULL, 0, NULL, 0);
+            oom_after = vt_now_ns() + (uint64_t)VT_OOM_DUMP_GAP_S * 1000000000u;
         }
-        if (sig)
-            vt_dump_now(VT_REASON_SIGNAL, NULL, 0);
+        if (atomic_exchange(&vt_want_signal, 0))
+            vt_serve_signal();
+        if (next_interval && vt_now_ns() >= next_interval) {
+            char path[4096];
+            if (vt_dump_own(VT_REASON_INTERVAL, path, sizeof path, NULL, 0) == 0)
+                vt_keep_interval(path);
+            next_interval = vt_now_ns() + interval_ns;
+        }
     }
+    return NULL;
 }
 
-static int vt_start_dumper(void)
+int vt_dumper_start(void)
 {
-    if (pipe2(vt_pipe, O_CLOEXEC) != 0) {
-        vt_say_once(VT_ONCE_THREAD, "cannot create the dump pipe: %s; only exit and API dumps are written",
-                    strerror(errno));
-        vt_pipe[0] = vt_pipe[1] = -1;
-        return -1;
+    int s = atomic_load(&vt_started);
+    if (s)
+        return s > 0 ? 0 : -1;
+    pthread_mutex_lock(&vt_start_mu);
+    if (!(s = atomic_load(&vt_started))) {
+        int err = vt_thread_start(vt_dumper_main, NULL, "vramtrace");
+        s = err ? -1 : 1;
+        atomic_store(&vt_started, s);
+        if (err)
+            vt_say_once(VT_ONCE_THREAD, "cannot start the dumper thread: %s; no dumps on signal, interval or "
+                        "out-of-memory", strerror(err));
     }
-    fcntl(vt_pipe[1], F_SETFL, O_NONBLOCK);
-    int err = vt_thread_start(vt_dumper_main, NULL);
-    if (err) {
-        vt_say_once(VT_ONCE_THREAD, "cannot start the dumper thread: %s; only exit and API dumps are written",
-                    strerror(err));
-        close(vt_pipe[0]);
-        close(vt_pipe[1]);
-        vt_pipe[0] = vt_pipe[1] = -1;
-        return -1;
-    }
-    return 0;
+    pthread_mutex_unlock(&vt_start_mu);
+    return s > 0 ? 0 : -1;
 }
 
-static void vt_install_signal(void)
+/* How long a waiting thread gives a dump that makes no progress: a dump's bridge may wait that long
+ * for the GIL, and writing never pauses for more than a moment. */
+static double vt_stall_limit(void)
 {
-    if (!vt_cfg.signal || vt_pipe[1] < 0)
+    return 2.0 + vt_cfg.bridge_timeout;
+}
+
+/* Hands r to the dumper and waits while it makes progress. 0 when it was written. */
+static int vt_sync_run(struct vt_sync *r)
+{
+    uint64_t limit = (uint64_t)(vt_stall_limit() * 1e9);
+    unsigned long seen = atomic_load(&vt_progress_count);
+    uint64_t last_move = vt_now_ns();
+    pthread_mutex_lock(&vt_sync_mu);
+    for (;;) {
+        if (!r->done && vt_sync_req != r && !vt_sync_req) {
+            vt_sync_req = r;
+            sem_post(&vt_wake);
+        }
+        if (r->done)
+            break;
+        struct timespec t = vt_deadline(0.05);
+        pthread_cond_timedwait(&vt_sync_cv, &vt_sync_mu, &t);
+        unsigned long now_seen = atomic_load(&vt_progress_count);
+        if (now_seen != seen) {
+            seen = now_seen;
+            last_move = vt_now_ns();
+        } else if (vt_now_ns() - last_move > limit) {
+            break;
+        }
+    }
+    int done = r->done, result = r->result;
+    if (!done) {
+        if (vt_sync_req != r) {
+            free(r->bridge);
+            if (r->have_snap)
+                vt_snapshot_free(&r->snap);
+            pthread_mutex_unlock(&vt_sync_mu);
+            free(r);
+            return -1;
+        }
+        r->abandoned = 1; /* the dumper frees it */
+    }
+    pthread_mutex_unlock(&vt_sync_mu);
+    return done ? result : -1;
+}
+
+static int vt_sync_dump(enum vt_reason reason, char *bridge, struct vt_snapshot *snap, int have_snap, char *path,
+                        size_t len)
+{
+    if (vt_dumper_start() < 0) {
+        pthread_mutex_lock(&vt_inline_mu);
+        int r = vt_dump_write(reason, bridge, have_snap ? snap : NULL, path, len, NULL, 0);
+        pthread_mutex_unlock(&vt_inline_mu);
+        free(bridge);
+        return r;
+    }
+    struct vt_sync *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(bridge);
+        if (have_snap)
+            vt_snapshot_free(snap);
+        vt_say_once(VT_ONCE_NOMEM, "out of memory: no dump written");
+        return -1;
+    }
+    r->reason = reason;
+    r->bridge = bridge;
+    if (have_snap)
+        r->snap = *snap;
+    r->have_snap = have_snap;
+    int result = vt_sync_run(r);
+    if (result == 0 || r->done) {
+        /* Done: still ours to free (only an abandoned request is the dumper's). */
+        if (result == 0 && path && len) {
+            strncpy(path, r->path, len - 1);
+            path[len - 1] = 0;
+        }
+        free(r->bridge);
+        free(r);
+    } else if (reason == VT_REASON_EXIT) {
+        vt_say_once(VT_ONCE_EXIT, "the exit dump made no progress for %.0f s (a lock it needs is held by a "
+                    "thread that exit() interrupted?); the program exits without it", vt_stall_limit());
+    }
+    return result;
+}
+
+int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *path, size_t len)
+{
+    if (atomic_load(&vt_exiting)) {
+        free(bridge);
+        if (have_snap)
+            vt_snapshot_free(snap);
+        return -1;
+    }
+    return vt_sync_dump(VT_REASON_API, bridge, snap, have_snap, path, len);
+}
+
+void vt_dumper_exit(int want_dump)
+{
+    if (atomic_exchange(&vt_exiting, 1) || !want_dump)
         return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = vt_on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(vt_cfg.signal, &sa, &vt_prev_action) != 0)
-        vt_say_once(VT_ONCE_SIGNAL, "cannot install the dump signal handler: %s", strerror(errno));
+    vt_sync_dump(VT_REASON_EXIT, NULL, NULL, 0, NULL, 0);
 }
 
-void vt_dumper_request_oom(void)
+void vt_dumper_atfork_child(void)
 {
-    if (!vt_cfg.on_oom || vt_pipe[1] < 0 || atomic_exchange(&vt_oom_pending, 1))
-        return;
-    int saved = errno;
-    char b = 'o';
-    if (write(vt_pipe[1], &b, 1) < 0)
-        atomic_store(&vt_oom_pending, 0);
-    errno = saved;
-}
-
-void vt_dumper_request_history(void)
-{
-    int saved = errno;
-    char b = 'h';
-    if (vt_pipe[1] < 0 || write(vt_pipe[1], &b, 1) < 0)
-        atomic_store(&vt_bridge_history_state, 0); /* asked again at a later allocation */
-    errno = saved;
-}
-
-int vramtrace_dump(char *path, size_t len)
-{
-    if (!atomic_load(&vt_ready))
-        return -1;
-    int saved = errno;
-    int r = vt_dump_now(VT_REASON_API, path, len);
-    errno = saved;
-    return r;
-}
-
-static void vt_atfork_prepare(void)
-{
-    pthread_mutex_lock(&vt_dump_lock);
-    vt_stack_atfork_prepare();
-    vt_pystack_atfork_prepare();
-    vt_table_atfork_prepare();
-}
-
-static void vt_atfork_parent(void)
-{
-    vt_table_atfork_parent();
-    vt_pystack_atfork_parent();
-    vt_stack_atfork_parent();
-    pthread_mutex_unlock(&vt_dump_lock);
-}
-
-static void vt_atfork_child(void)
-{
-    vt_table_atfork_child();
-    vt_pystack_atfork_child();
-    vt_stack_atfork_child();
-    vt_pycapture_atfork_child();
-    vt_bridge_atfork_child();
-    vt_blocks_atfork_child();
-    pthread_mutex_unlock(&vt_dump_lock);
-    vt_dump_atfork_child();
-    atomic_store(&vt_oom_pending, 0);
-    /* The dumper thread did not survive the fork: the child gets its own pipe and thread. */
-    if (vt_pipe[0] >= 0) {
-        close(vt_pipe[0]);
-        close(vt_pipe[1]);
-    }
-    vt_start_dumper();
-}
-
-__attribute__((constructor)) static void vt_init(void)
-{
-    int saved = errno;
-    vt_real_dlsym_resolve();
-    vt_config_load();
-    vt_bridge_init();
-    vt_pycapture_init();
-    vt_dump_init();
-    vt_stack_init();
-    vt_start_dumper();
-    vt_install_signal();
-    pthread_atfork(vt_atfork_prepare, vt_atfork_parent, vt_atfork_child);
-    atomic_store(&vt_ready, 1);
-    errno = saved;
-}
-
-__attribute__((destructor)) static void vt_fini(void)
-{
-    int saved = errno;
-    atomic_store(&vt_exiting, 1);
-    if (atomic_load(&vt_ready) && vt_cfg.at_exit)
-        vt_dump_now(VT_REASON_EXIT, NULL, 0);
-    errno = saved;
+    /* The dumper did not survive the fork; what it was asked for was the parent's. The child starts
+     * its own at its first CUDA call. */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&vt_start_mu, &mu, sizeof mu);
+    memcpy(&vt_sync_mu, &mu, sizeof mu);
+    memcpy(&vt_inline_mu, &mu, sizeof mu);
+    sem_destroy(&vt_wake);
+    vt_dumper_init();
+    atomic_store(&vt_started, 0);
+    atomic_store(&vt_want_signal, 0);
+    atomic_store(&vt_want_oom, 0);
+    atomic_store(&vt_want_history, 0);
+    vt_sync_req = NULL;
+    for (size_t i = 0; i < vt_nkept; i++)
+        free(vt_kept[i]);
+    vt_nkept = 0;
 }

@@ -1,10 +1,33 @@
-/* When dumps are written: signal, interval, out-of-memory, exit, and the API call. */
+/* The dumper thread: every dump is written there, whatever asked for it (the signal, the interval, an
+ * out-of-memory failure, vramtrace_dump(), exit). Its signals are all blocked, so a failed write can
+ * raise nothing in the program, and a program thread never writes a dump itself: one that asks waits
+ * for the dumper, but only while the dumper makes progress, so an exit() that interrupted a thread
+ * holding a lock the dump needs costs a bounded wait, never a hang. Started at the first CUDA call. */
 #ifndef VT_DUMPER_H
 #define VT_DUMPER_H
 
-/* Asks the dumper thread for an OOM dump (coalesced while one is pending). */
+#include <stddef.h>
+
+#include "vt_dump.h"
+
+void vt_dumper_init(void);
+/* Starts the thread if it is not running; 0 when it runs. */
+int vt_dumper_start(void);
+/* From the signal handler: async-signal-safe. */
+void vt_dumper_wake_signal(void);
+/* An out-of-memory failure was recorded: a dump soon (at most one per VT_OOM_DUMP_GAP_S seconds). */
 void vt_dumper_request_oom(void);
-/* Asks the dumper thread to see about torch's block history (lib/vt_bridge.c). */
-void vt_dumper_request_history(void);
+/* Asks the dumper to see about torch's block history (lib/vt_bridge.c); -1 when it does not run. */
+int vt_dumper_request_history(void);
+/* The dump being written moved on (a thread waiting for it tells slow from stuck by this). */
+void vt_dumper_progress(void);
+/* A dump for the calling thread (reason api), waited for; the bridges' records were collected by
+ * the caller (bridge, snap: handed over). 0 with its path, or -1. */
+int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *path, size_t len);
+/* At exit: no dump may follow; writes the exit dump when asked to (bounded wait). */
+void vt_dumper_exit(int want_dump);
+void vt_dumper_atfork_child(void);
+
+#define VT_OOM_DUMP_GAP_S 10
 
 #endif

@@ -16,15 +16,16 @@
     X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolTrimTo) \
     X(cuMemCreate) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemMap) X(cuMemUnmap) X(cuMemAddressReserve) X(cuMemAddressFree) \
-    X(cuGetProcAddress) X(cuGetProcAddress_v2)
+    X(cuGetProcAddress) X(cuGetProcAddress_v2) \
+    X(cuDevicePrimaryCtxRetain) X(cuCtxCreate_v2) X(cuCtxCreate_v3) X(cuCtxCreate_v4)
 
 /* Driver calls made by vramtrace itself (never wrapped). */
 #define VT_DRIVER_HELPERS(X) \
     X(cuDeviceGetCount) X(cuDeviceTotalMem_v2) X(cuDevicePrimaryCtxGetState) \
-    X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2) \
+    X(cuDevicePrimaryCtxRelease_v2) \
     X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2) \
     X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool) \
-    X(cuDeviceGetPCIBusId) X(cuDeviceGetGraphMemAttribute)
+    X(cuDeviceGetPCIBusId) X(cuDeviceGetGraphMemAttribute) X(cuCtxGetDevice)
 
 /* Runtime calls that label the driver allocation they cause. */
 #define VT_RUNTIME_WRAPPED(X) \
@@ -63,5 +64,9 @@ CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStre
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                       CUstream hStream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+/* Context creation of older versions (cuda.h names only the newest, cuCtxCreate_v4). */
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev);
 
 #endif

@@ -81,7 +81,7 @@ static void vt_build_id(const struct dl_phdr_info *info, char *out, size_t outle
 }
 
 struct vt_mod_write {
-    FILE *f;
+    struct vt_out *f;
     int index;
 };
 
@@ -113,15 +113,15 @@ static int vt_mod_visit(struct dl_phdr_info *info, size_t size, void *data)
     }
     char bid[2 * 64 + 1];
     vt_build_id(info, bid, sizeof bid);
-    fprintf(w->f, "module %d 0x%lx 0x%lx 0x%lx %s %s\n", w->index, (unsigned long)info->dlpi_addr,
+    vt_outf(w->f, "module %d 0x%lx 0x%lx 0x%lx %s %s\n", w->index, (unsigned long)info->dlpi_addr,
             (unsigned long)lo, (unsigned long)hi, bid, name);
     w->index++;
     return 0;
 }
 
-int vt_modules_write(FILE *f)
+int vt_modules_write(struct vt_out *f)
 {
     struct vt_mod_write w = {f, 0};
     dl_iterate_phdr(vt_mod_visit, &w);
-    return ferror(f) ? -1 : 0;
+    return f->err ? -1 : 0;
 }

@@ -142,7 +142,7 @@ static uint32_t vt_pc_ask_helper(void *ts)
     struct timespec until = vt_deadline(vt_cfg.py_wait / 1e3);
     pthread_mutex_lock(&vt_ph_mu);
     if (!vt_ph_started) {
-        int err = vt_thread_start(vt_ph_main, NULL);
+        int err = vt_thread_start(vt_ph_main, NULL, "vramtrace-py");
         vt_ph_started = err ? -1 : 1;
         if (err)
             vt_say_once(VT_ONCE_PYTHON, "cannot start the Python frames thread: %s; threads that released the "
@@ -207,7 +207,7 @@ uint32_t vt_pycapture(void)
     return id;
 }
 
-void vt_pycapture_write(FILE *f)
+void vt_pycapture_write(struct vt_out *f)
 {
     const char *v = vt_py_version();
     if (!v)
@@ -216,7 +216,7 @@ void vt_pycapture_write(FILE *f)
     uintptr_t lo, hi;
     vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
     const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
-    fprintf(f, "interpreter %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
+    vt_outf(f, "interpreter %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
     static const struct { const char *name; const uint64_t *v; } counters[] = {
         {"py_held", &vt_pc_held},
         {"py_released", &vt_pc_released},
@@ -224,7 +224,7 @@ void vt_pycapture_write(FILE *f)
         {"py_native", &vt_pc_native},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        fprintf(f, "counter %s %llu\n", counters[i].name,
+        vt_outf(f, "counter %s %llu\n", counters[i].name,
                 (unsigned long long)__atomic_load_n(counters[i].v, __ATOMIC_RELAXED));
 }
 

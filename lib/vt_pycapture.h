@@ -4,7 +4,7 @@
 #define VT_PYCAPTURE_H
 
 #include <stdint.h>
-#include <stdio.h>
+#include "vt_out.h"
 
 /* The calling thread's Python stack id (vt_pystack.h), 0 when it has none or it could not be read in
  * time. Called from allocation wrappers, with no lock of ours held. */
@@ -12,7 +12,7 @@ uint32_t vt_pycapture(void);
 
 /* The dump's interpreter record and the capture counters (docs/FORMAT.md); nothing when the process
  * hosts no CPython. */
-void vt_pycapture_write(FILE *f);
+void vt_pycapture_write(struct vt_out *f);
 
 void vt_pycapture_init(void);
 void vt_pycapture_atfork_child(void);

@@ -10,6 +10,7 @@
 
 #include "vt_config.h"
 #include "vt_hash.h"
+#include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_pystack.h"
 #include "vt_python.h"
@@ -53,9 +54,9 @@ static void vt_clean(char *s, int word)
 static const struct vt_pycode *vt_pycode_get(uintptr_t code)
 {
     struct vt_pycode *c;
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
     HASH_FIND(hh, vt_codes, &code, sizeof code, c);
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
     if (c)
         return c;
     char *file, *func;
@@ -79,14 +80,14 @@ static const struct vt_pycode *vt_pycode_get(uintptr_t code)
     n->code = code;
     n->file = file;
     n->func = func;
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
     HASH_FIND(hh, vt_codes, &code, sizeof code, c);
     if (!c) {
         vt_hash_oom = 0;
         HASH_ADD(hh, vt_codes, code, sizeof code, n);
         c = vt_hash_oom ? NULL : n;
     }
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
     if (c == n)
         vt_py_keep(code);
     else {
@@ -127,7 +128,7 @@ static uint32_t vt_pystack_add(const uintptr_t *key, uint32_t n)
     struct vt_pystk *s = malloc(sizeof *s + len);
     const struct vt_pyframe **frames = malloc(n * sizeof *frames);
     uint32_t id = 0;
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
     struct vt_pystk *old;
     HASH_FIND(hh, vt_stacks_by_key, key, len, old);
     if (old) {
@@ -152,7 +153,7 @@ static uint32_t vt_pystack_add(const uintptr_t *key, uint32_t n)
             }
         }
     }
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
     free(s);
     free(frames);
     return id;
@@ -165,10 +166,10 @@ uint32_t vt_pystack_read(void *tstate)
     if (n <= 0)
         return 0;
     struct vt_pystk *s;
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
     HASH_FIND(hh, vt_stacks_by_key, key, 2 * (size_t)n * sizeof *key, s);
     uint32_t id = s ? s->id : 0;
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
     if (!id && !(id = vt_pystack_add(key, (uint32_t)n)))
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some Python call sites are not recorded");
     return id;
@@ -176,18 +177,18 @@ uint32_t vt_pystack_read(void *tstate)
 
 uint32_t vt_pystack_count(void)
 {
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
     uint32_t n = vt_nstacks;
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
     return n;
 }
 
-void vt_pystack_write(FILE *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base)
+void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base)
 {
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
     const struct vt_pystk *head = vt_stacks_list;
     uint32_t nframes = vt_nframes;
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
     /* Every frame of a listed stack is older than the stack, so its id is at most nframes. */
     unsigned char *written = calloc((size_t)nframes + 1, 1);
     if (!written) {
@@ -202,29 +203,29 @@ void vt_pystack_write(FILE *f, const unsigned char *used, uint32_t count, uint32
             if (written[fr->id])
                 continue;
             written[fr->id] = 1;
-            fprintf(f, "pyframe %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], fr->code->func,
+            vt_outf(f, "pyframe %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], fr->code->func,
                     *fr->code->file ? fr->code->file : "-");
         }
-        fprintf(f, "pystack %u %u", stack_base + s->id, s->n);
+        vt_outf(f, "pystack %u %u", stack_base + s->id, s->n);
         for (uint32_t i = 0; i < s->n; i++)
-            fprintf(f, " %u", frame_base + s->frames[i]->id);
-        fputc('\n', f);
+            vt_outf(f, " %u", frame_base + s->frames[i]->id);
+        vt_outs(f, "\n");
     }
     free(written);
 }
 
 void vt_pystack_atfork_prepare(void)
 {
-    pthread_mutex_lock(&vt_pys_lock);
+    vt_mutex_lock(&vt_pys_lock);
 }
 
 void vt_pystack_atfork_parent(void)
 {
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
 }
 
 void vt_pystack_atfork_child(void)
 {
     /* The child's code objects are the parent's, and so are our references to them. */
-    pthread_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(&vt_pys_lock);
 }

@@ -4,7 +4,7 @@
 #define VT_PYSTACK_H
 
 #include <stdint.h>
-#include <stdio.h>
+#include "vt_out.h"
 
 #define VT_PY_DEPTH_DEFAULT 32
 #define VT_PY_DEPTH_MAX 256
@@ -17,7 +17,7 @@ uint32_t vt_pystack_read(void *tstate);
  * (count: vt_pystack_count() when used was made). Ids in the dump are ours plus frame_base and
  * stack_base, so that they never meet the bridges' own. */
 uint32_t vt_pystack_count(void);
-void vt_pystack_write(FILE *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base);
+void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base);
 
 void vt_pystack_atfork_prepare(void);
 void vt_pystack_atfork_parent(void);

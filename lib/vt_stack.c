@@ -1,14 +1,21 @@
 /* Stack capture and interning. unw_backtrace walks with libunwind's frame cache (far cheaper than an
  * unw_step loop); frames inside libvramtrace itself are dropped from the top, so a stack starts at the
  * program's call into CUDA. The Python stack, when the thread has one, is part of the key. Interned
- * stacks live for the process: ids stay valid across dumps. */
+ * stacks live for the process: ids stay valid across dumps.
+ *
+ * Fork: libunwind has locks and caches of its own, and a child forked while another thread was inside
+ * unw_backtrace would inherit them half-held and hang at its first stack. So the fork handlers wait
+ * until no thread is unwinding, and hold new unwinds back until the fork is done. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vt_config.h"
+#include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_pycapture.h"
@@ -21,6 +28,8 @@ static struct vt_stack *vt_stacks_by_pc;
 static struct vt_stack *vt_stacks_list;
 static uint32_t vt_stacks_count;
 static uintptr_t vt_self_lo, vt_self_hi;
+static atomic_int vt_unwinding; /* threads inside unw_backtrace */
+static atomic_int vt_forking;   /* a fork is under way: no new unwinds */
 
 void vt_stack_init(void)
 {
@@ -33,7 +42,7 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
     size_t len = (n + 1) * sizeof(uintptr_t);
     struct vt_stack *s;
     uint32_t id = 0;
-    pthread_mutex_lock(&vt_stack_lock);
+    vt_mutex_lock(&vt_stack_lock);
     HASH_FIND(hh, vt_stacks_by_pc, key, len, s);
     if (s) {
         id = s->id;
@@ -54,7 +63,7 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
             id = s->id;
         }
     }
-    pthread_mutex_unlock(&vt_stack_lock);
+    vt_mutex_unlock(&vt_stack_lock);
     if (!id)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
     return id;
@@ -65,7 +74,17 @@ uint32_t vt_stack_capture(void)
     if (vt_cfg.depth <= 0)
         return 0;
     void *raw[VT_DEPTH_MAX + 16 + 1];
+    vt_section_enter();
+    atomic_fetch_add(&vt_unwinding, 1);
+    while (atomic_load(&vt_forking)) {
+        atomic_fetch_sub(&vt_unwinding, 1);
+        while (atomic_load(&vt_forking))
+            sched_yield();
+        atomic_fetch_add(&vt_unwinding, 1);
+    }
     int got = unw_backtrace(raw, vt_cfg.depth + 16);
+    atomic_fetch_sub(&vt_unwinding, 1);
+    vt_section_leave();
     int skip = 0;
     while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
         skip++;
@@ -83,25 +102,33 @@ uint32_t vt_stack_capture(void)
 
 const struct vt_stack *vt_stack_all(uint32_t *count)
 {
-    pthread_mutex_lock(&vt_stack_lock);
+    vt_mutex_lock(&vt_stack_lock);
     const struct vt_stack *head = vt_stacks_list;
     *count = vt_stacks_count;
-    pthread_mutex_unlock(&vt_stack_lock);
+    vt_mutex_unlock(&vt_stack_lock);
     return head;
 }
 
 void vt_stack_atfork_prepare(void)
 {
-    pthread_mutex_lock(&vt_stack_lock);
+    atomic_store(&vt_forking, 1);
+    /* Unwinds take microseconds; the bound only keeps a fork from waiting forever on a thread that
+     * was stopped inside one (a debugger). */
+    for (int i = 0; atomic_load(&vt_unwinding) && i < 1000000; i++)
+        sched_yield();
+    vt_mutex_lock(&vt_stack_lock);
 }
 
 void vt_stack_atfork_parent(void)
 {
-    pthread_mutex_unlock(&vt_stack_lock);
+    vt_mutex_unlock(&vt_stack_lock);
+    atomic_store(&vt_forking, 0);
 }
 
 void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
-    pthread_mutex_unlock(&vt_stack_lock);
+    vt_mutex_unlock(&vt_stack_lock);
+    atomic_store(&vt_unwinding, 0);
+    atomic_store(&vt_forking, 0);
 }

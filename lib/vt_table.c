@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "vt_hash.h"
+#include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_slab.h"
 #include "vt_table.h"
@@ -25,7 +26,10 @@ static size_t vt_npools, vt_pools_cap;
 static struct vt_counters vt_c = {.max_device = -1};
 static struct vt_unwatched vt_uw[VT_MAX_UNWATCHED];
 static size_t vt_nuw;
-static struct vt_oom vt_last_oom;
+static struct vt_failed vt_failed_list[VT_MAX_FAILED]; /* newest failure first */
+static size_t vt_nfailed;
+/* Apart from vt_c: taken without the lock by every allocation, read atomically by snapshots. */
+static uint64_t vt_seq;
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
@@ -91,7 +95,7 @@ static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
     if (!vt_tid)
         vt_tid = (int32_t)syscall(SYS_gettid);
     *tid = vt_tid;
-    *seq = __atomic_add_fetch(&vt_c.seq, 1, __ATOMIC_RELAXED);
+    *seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
 }
 
 static void vt_count_alloc_locked(enum vt_fn api, enum vt_kind kind, uint64_t size)
@@ -164,42 +168,42 @@ void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
     vt_stamp(&a->seq, &a->time_ns, &a->tid);
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.api[a->api].calls++;
     int kept = vt_insert_locked(a);
     if (kept)
         vt_count_alloc_locked(a->api, a->kind, a->size);
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
     if (!kept)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
 }
 
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     struct vt_slot *slot = vt_find_locked(addr, vt_space_of(kind_space));
     if (slot)
         vt_take_locked(slot, out);
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
     return slot != NULL;
 }
 
 void vt_table_restore(const struct vt_alloc *a)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_count_free_locked(a->api, a->kind, a->size, -1);
     if (!vt_insert_locked(a)) {
         /* Lost after all: keep allocations - frees equal to the live entries. */
         vt_count_free_locked(a->api, a->kind, a->size, 1);
     }
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
 {
     size_t got = 0, removed = 0;
     uint64_t end = addr + size, space = vt_space_of(VT_KIND_VMM_MAP);
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     /* Mappings inside one unmap are usually contiguous: walk them by address, and fall back to a
      * scan of the table only when a gap is met. */
     uint64_t cur = addr;
@@ -227,7 +231,7 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
             removed++;
         }
     }
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
     *total = removed;
     return got;
 }
@@ -236,7 +240,7 @@ void vt_phys_add(struct vt_phys *p)
 {
     vt_stamp(&p->seq, &p->time_ns, &p->tid);
     struct vt_pnode *n = malloc(sizeof *n), *old;
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.api[p->api].calls++;
     if (n) {
         memset(n, 0, sizeof *n);
@@ -261,14 +265,14 @@ void vt_phys_add(struct vt_phys *p)
     }
     if (!n)
         vt_c.dropped++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_phys *dead)
 {
     struct vt_pnode *n;
     int ret = -1;
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     HASH_FIND(hh, vt_phys_tab, &handle, sizeof handle, n);
     if (n) {
         n->p.refs += delta_refs;
@@ -283,14 +287,14 @@ int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_ph
             ret = 1;
         }
     }
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
     return ret;
 }
 
 void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct vt_phys *dead)
 {
     struct vt_pnode *n = NULL;
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     if (dead) {
         vt_count_free_locked(dead->api, dead->kind, dead->size, -1);
         if ((n = malloc(sizeof *n))) {
@@ -313,12 +317,12 @@ void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct 
         n->p.refs -= delta_refs;
         n->p.maps -= delta_maps;
     }
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_pool_add(uint64_t handle, int device)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_device_seen_locked(device);
     if (vt_npools == vt_pools_cap) {
         size_t cap = vt_pools_cap ? 2 * vt_pools_cap : 16;
@@ -332,64 +336,64 @@ void vt_pool_add(uint64_t handle, int device)
         vt_pools[vt_npools++] = (struct vt_pool){handle, device};
     else
         vt_c.dropped++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_pool_remove(uint64_t handle)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     for (size_t i = 0; i < vt_npools; i++) {
         if (vt_pools[i].handle == handle) {
             vt_pools[i] = vt_pools[--vt_npools];
             break;
         }
     }
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 int vt_pool_device(uint64_t handle)
 {
     int dev = -1;
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     for (size_t i = 0; i < vt_npools; i++)
         if (vt_pools[i].handle == handle)
             dev = vt_pools[i].device;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
     return dev;
 }
 
 void vt_count_call(enum vt_fn api)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.api[api].calls++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_count_failure(enum vt_fn api)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.api[api].calls++;
     vt_c.api[api].failed++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_count_unknown_free(void)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.unknown_frees++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_count_dropped(void)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.dropped++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_count_unwatched(const char *name)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
     vt_c.unwatched_lookups++;
     size_t i;
     for (i = 0; i < vt_nuw; i++)
@@ -401,18 +405,37 @@ void vt_count_unwatched(const char *name)
     }
     if (i < vt_nuw)
         vt_uw[i].count++;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
-void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result)
+void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result, uint64_t free_then)
 {
-    struct vt_oom o = {.size = size, .stack = stack, .device = device, .result = result, .api = (uint16_t)api};
+    uint64_t seq, now;
     int32_t tid;
-    vt_stamp(&o.seq, &o.time_ns, &tid);
-    pthread_mutex_lock(&vt_lock);
+    vt_stamp(&seq, &now, &tid);
+    vt_mutex_lock(&vt_lock);
     vt_c.oom_events++;
-    vt_last_oom = o;
-    pthread_mutex_unlock(&vt_lock);
+    size_t i;
+    for (i = 0; i < vt_nfailed; i++) {
+        const struct vt_failed *f = &vt_failed_list[i];
+        if (f->api == api && f->size == size && f->device == device && f->stack == stack)
+            break;
+    }
+    struct vt_failed f = {.size = size, .seq = seq, .first_ns = now, .free_then = free_then, .stack = stack,
+                          .device = device, .result = result, .api = (uint16_t)api};
+    if (i < vt_nfailed)
+        f = vt_failed_list[i];
+    else if (vt_nfailed < VT_MAX_FAILED)
+        i = vt_nfailed++;
+    else
+        i = VT_MAX_FAILED - 1; /* the least recent one makes room */
+    f.count++;
+    f.last_ns = now;
+    f.result = result;
+    /* Newest first: move it to the front. */
+    memmove(&vt_failed_list[1], &vt_failed_list[0], i * sizeof f);
+    vt_failed_list[0] = f;
+    vt_mutex_unlock(&vt_lock);
 }
 
 int vt_table_snapshot(struct vt_snapshot *s)
@@ -420,20 +443,23 @@ int vt_table_snapshot(struct vt_snapshot *s)
     memset(s, 0, sizeof *s);
     size_t cap_a = 0, cap_p = 0, cap_pool = 0;
     for (;;) {
-        pthread_mutex_lock(&vt_lock);
+        vt_mutex_lock(&vt_lock);
         size_t na = vt_slab_high_water(), np = HASH_COUNT(vt_phys_tab);
         if (s->allocs && na <= cap_a && np <= cap_p && vt_npools <= cap_pool) {
             vt_slab_copy(s->allocs);
             s->nallocs = na;
             struct vt_pnode *pn, *ptmp;
             HASH_ITER(hh, vt_phys_tab, pn, ptmp) s->phys[s->nphys++] = pn->p;
-            memcpy(s->pools, vt_pools, vt_npools * sizeof *vt_pools);
+            if (vt_npools)
+                memcpy(s->pools, vt_pools, vt_npools * sizeof *vt_pools);
             s->npools = vt_npools;
             memcpy(s->unwatched, vt_uw, sizeof vt_uw);
             s->nunwatched = vt_nuw;
             s->c = vt_c;
-            s->oom = vt_last_oom;
-            pthread_mutex_unlock(&vt_lock);
+            s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
+            memcpy(s->failed, vt_failed_list, sizeof vt_failed_list);
+            s->nfailed = vt_nfailed;
+            vt_mutex_unlock(&vt_lock);
             /* Free slots came along with the copy: drop them now, outside the lock. */
             size_t live = 0;
             for (size_t i = 0; i < s->nallocs; i++)
@@ -442,7 +468,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
             s->nallocs = live;
             return 0;
         }
-        pthread_mutex_unlock(&vt_lock);
+        vt_mutex_unlock(&vt_lock);
         /* Sized and touched outside the lock (no page faults while it is held), with room for what
          * arrives meanwhile. */
         vt_snapshot_free(s);
@@ -474,12 +500,12 @@ void vt_snapshot_free(struct vt_snapshot *s)
 
 void vt_table_atfork_prepare(void)
 {
-    pthread_mutex_lock(&vt_lock);
+    vt_mutex_lock(&vt_lock);
 }
 
 void vt_table_atfork_parent(void)
 {
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }
 
 void vt_table_atfork_child(void)
@@ -496,7 +522,8 @@ void vt_table_atfork_child(void)
     vt_nuw = 0;
     memset(&vt_c, 0, sizeof vt_c);
     vt_c.max_device = -1;
-    memset(&vt_last_oom, 0, sizeof vt_last_oom);
+    vt_nfailed = 0;
+    vt_seq = 0;
     vt_tid = 0;
-    pthread_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&vt_lock);
 }

@@ -70,13 +70,21 @@ struct vt_kind_counters {
     uint64_t allocs, frees, bytes_alloc, bytes_freed;
 };
 
-struct vt_oom {
-    uint64_t size, seq, time_ns;
+/* A request that failed for lack of memory: the same request (API, size, device, call site) failing
+ * again adds to its count. The newest VT_MAX_FAILED distinct ones are kept for the process's life, so
+ * every later dump, the exit dump included, still shows what the program asked for and could not get. */
+#define VT_MAX_FAILED 32
+struct vt_failed {
+    uint64_t size, seq;         /* seq: of the first failure */
+    uint64_t first_ns, last_ns; /* monotonic */
+    uint64_t count;
+    uint64_t free_then;         /* the device's free memory right after the first failure; UINT64_MAX: unknown */
     uint32_t stack;
     int32_t device;
     int32_t result;
     uint16_t api;
 };
+
 
 struct vt_unwatched {
     char name[48];
@@ -104,7 +112,8 @@ struct vt_snapshot {
     struct vt_unwatched unwatched[VT_MAX_UNWATCHED];
     size_t nunwatched;
     struct vt_counters c;
-    struct vt_oom oom; /* the latest out-of-memory failure, when c.oom_events > 0 */
+    struct vt_failed failed[VT_MAX_FAILED]; /* newest first */
+    size_t nfailed;
 };
 
 uint64_t vt_now_ns(void);
@@ -136,7 +145,7 @@ void vt_count_failure(enum vt_fn api);
 void vt_count_unknown_free(void);
 void vt_count_unwatched(const char *name);
 void vt_count_dropped(void);
-void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result);
+void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result, uint64_t free_then);
 
 int vt_table_snapshot(struct vt_snapshot *s);
 void vt_snapshot_free(struct vt_snapshot *s);

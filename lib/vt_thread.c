@@ -7,7 +7,7 @@
 
 #include "vt_thread.h"
 
-int vt_thread_start(void *(*fn)(void *), void *arg)
+int vt_thread_start(void *(*fn)(void *), void *arg, const char *name)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -17,6 +17,8 @@ int vt_thread_start(void *(*fn)(void *), void *arg)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t t;
     int err = pthread_create(&t, &attr, fn, arg);
+    if (!err)
+        pthread_setname_np(t, name);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return err;

@@ -6,8 +6,8 @@
 #include <pthread.h>
 #include <time.h>
 
-/* Returns 0, or the pthread_create error. */
-int vt_thread_start(void *(*fn)(void *), void *arg);
+/* Returns 0, or the pthread_create error. The name (15 characters at most) is what /proc shows. */
+int vt_thread_start(void *(*fn)(void *), void *arg, const char *name);
 
 /* Condition variables of vramtrace's threads wait on the monotonic clock: a deadline seconds from
  * now, and a condition variable set up for it. */

@@ -18,8 +18,12 @@ static void test_oom(const char *prog, const char *api, uint64_t size, const cha
        "%s: the failed allocation returns the driver's own error (%s)", prog, a);
     size_t n = load_dumps(&r, d, 4);
     if (ok(n == 2 && !strcmp(d[0].reason, "oom") && !strcmp(d[1].reason, "exit"), "%s: an OOM dump, then the exit dump", prog)) {
-        ok(d[0].oom.present && d[0].oom.size == size && !strcmp(d[0].oom.api, api), "OOM dump names size and API (%s)", api);
-        ok(stack_has(&d[0], d[0].oom.stack, fn), "OOM dump has the failed request's stack (%s)", fn);
+        const struct vt_df_failed *f = d[0].nfailed == 1 ? &d[0].failed[0] : NULL;
+        ok(f && f->size == size && !strcmp(f->api, api) && f->count == 1, "OOM dump names size and API (%s)", api);
+        ok(f && stack_has(&d[0], f->stack, fn), "OOM dump has the failed request's stack (%s)", fn);
+        ok(f && f->free_then != VT_DF_UNKNOWN && f->free_then <= (1u << 20), "and the device's free memory then (%llu)",
+           f ? (unsigned long long)f->free_then : 0ull);
+        ok(d[1].nfailed == 1 && d[1].failed[0].size == size, "the exit dump still carries the failed request");
         is_u64(d[0].nallocs, 0, "nothing entered the table");
         const struct vt_df_api *c = vt_df_api(&d[0], api);
         ok(c && c->failed == 1 && c->allocs == 0, "the failure is counted");
@@ -57,19 +61,26 @@ static void test_frees(void)
 static void test_unwritable_dir(void)
 {
     struct run r, bare;
+    struct vt_dumpfile d[2];
     const char *args[] = {"exit", NULL};
     const char *env[] = {"VRAMTRACE_DIR=/nonexistent/vramtrace-test", NULL};
     run_prog(&r, "prog_driver", args, env, 1);
     run_prog(&bare, "prog_driver", args, NULL, 0);
-    is_u64((uint64_t)r.status, (uint64_t)bare.status, "unwritable dir: exit status unchanged");
-    is_str(r.out, bare.out, "unwritable dir: output unchanged");
+    is_u64((uint64_t)r.status, (uint64_t)bare.status, "missing dir: exit status unchanged");
+    is_str(r.out, bare.out, "missing dir: output unchanged");
     is_u64((uint64_t)count_lines(r.err, "vramtrace: "), 1, "exactly one vramtrace: message");
-    ok(strstr(r.err, "/nonexistent/vramtrace-test") != NULL, "the message names the directory");
+    ok(strstr(r.err, "VRAMTRACE_DIR=/nonexistent/vramtrace-test") && strstr(r.err, "using the working directory"),
+       "it names the directory, why, and the default used instead");
+    size_t n = load_dumps(&r, d, 2);
+    ok(n == 1 && !strcmp(d[0].reason, "exit"), "checked at start: the dump went to the working directory");
+    free_dumps(d, n);
     run_free(&r);
     run_free(&bare);
 
+    /* A directory that looks writable at start (root may write anywhere) but takes no files. */
+    const char *proc[] = {"VRAMTRACE_DIR=/proc", NULL};
     const char *api[] = {"apidump", NULL};
-    run_prog(&r, "prog_driver", api, env, 1);
+    run_prog(&r, "prog_driver", api, proc, 1);
     is_u64((uint64_t)count_lines(r.err, "vramtrace: "), 1, "two failed dumps (API, exit): still one message");
     ok(strstr(r.out, "dump failed") != NULL, "vramtrace_dump() reports the failure to its caller");
     run_free(&r);

@@ -336,7 +336,7 @@ static void test_settings(void)
     }
     run_free(&r);
     if (ok(run_setting(&r, &c, "VRAMTRACE_PY_DEPTH=lots", &d), "VRAMTRACE_PY_DEPTH=lots: the program ran")) {
-        ok(strstr(r.err, "vramtrace: VRAMTRACE_PY_DEPTH=lots is not a number from 1 to 256; using 32") != NULL,
+        ok(strstr(r.err, "vramtrace: VRAMTRACE_PY_DEPTH=lots is not a whole number from 1 to 256 frames; using 32") != NULL,
            "a bad value is said, with the default used");
         ok(find_site(c.out, 5 << 20, &s) && s.python_from >= 0, "and Python frames are still kept");
         site_free(&s);

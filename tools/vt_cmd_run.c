@@ -1,13 +1,21 @@
 /* vramtrace run: becomes the program, with libvramtrace.so preloaded and the VRAMTRACE_* settings
- * given on the command line. The library is looked for beside the command. */
+ * given on the command line. Every setting, from an option or already in the environment, is checked
+ * here first with the library's own parser (lib/vt_settings.c), so a bad value stops the run with a
+ * clear message instead of being replaced by a default inside the program. --dir is created (0700) if
+ * it does not exist, and made absolute, so vramtrace dump finds it whatever the program's working
+ * directory becomes. The library is looked for beside the command. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vt_cmd.h"
+#include "vt_settings.h"
+
+extern char **environ;
 
 static int vt_find_library(char *out, size_t len)
 {
@@ -36,35 +44,78 @@ static int vt_find_library(char *out, size_t len)
 static int vt_setenv_opt(const char *name, const char *value)
 {
     if (setenv(name, value, 1) != 0) {
-        fprintf(stderr, "vramtrace: cannot set %s: %s\n", name, strerror(errno));
+        fprintf(stderr, "vramtrace run: cannot set %s: %s\n", name, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+/* --dir D: made if missing (with its parents' existence required), then absolute. */
+static int vt_prepare_dir(const char *dir)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "vramtrace run: cannot make the dump directory %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    char *abs = realpath(dir, NULL);
+    if (!abs) {
+        fprintf(stderr, "vramtrace run: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    int r = vt_setenv_opt("VRAMTRACE_DIR", abs);
+    free(abs);
+    return r;
+}
+
+/* Every VRAMTRACE_* variable now in the environment: known, and a value its parser takes. */
+static int vt_check_settings(void)
+{
+    int bad = 0;
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "VRAMTRACE_", 10))
+            continue;
+        const char *eq = strchr(*e, '=');
+        char name[128];
+        size_t nl = eq ? (size_t)(eq - *e) : strlen(*e);
+        if (nl >= sizeof name)
+            continue;
+        memcpy(name, *e, nl);
+        name[nl] = 0;
+        const struct vt_setting *s = vt_setting_find(name);
+        if (!s) {
+            if (strncmp(name, "VRAMTRACE_FAKE_", 15)) /* the fake driver's own, for tests */
+                fprintf(stderr, "vramtrace run: warning: %s is not a vramtrace setting (ignored)\n", name);
+            continue;
+        }
+        char why[256];
+        double v;
+        if (eq && eq[1] && vt_setting_parse(s, eq + 1, &v, why, sizeof why) < 0) {
+            fprintf(stderr, "vramtrace run: %s=%s %s\n", name, eq + 1, why);
+            bad = 1;
+        }
+    }
+    return bad ? -1 : 0;
 }
 
 int vt_cmd_run(int argc, char **argv)
 {
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
-        static const struct { const char *opt, *env; } opts[] = {
-            {"--dir", "VRAMTRACE_DIR"}, {"--signal", "VRAMTRACE_SIGNAL"},
-            {"--interval", "VRAMTRACE_INTERVAL"}, {"--depth", "VRAMTRACE_DEPTH"},
-        };
-        size_t k;
-        for (k = 0; k < sizeof opts / sizeof opts[0] && strcmp(argv[i], opts[k].opt); k++)
-            ;
-        if (k == sizeof opts / sizeof opts[0] || i + 1 >= argc) {
-            fprintf(stderr, "vramtrace run: %s '%s'\n", k == sizeof opts / sizeof opts[0] ? "unknown option" : "no value for",
-                    argv[i]);
+        const struct vt_setting *s = vt_setting_for_opt(argv[i]);
+        if (!s || i + 1 >= argc)
+            return vt_usage_error("run", "%s '%s'", s ? "no value for" : "unknown option", argv[i]);
+        const char *value = argv[++i];
+        if (s->type == VT_SET_DIR) {
+            if (vt_prepare_dir(value) < 0)
+                return VT_EXIT_USAGE;
+        } else if (vt_setenv_opt(s->name, value) < 0) {
             return VT_EXIT_USAGE;
         }
-        if (vt_setenv_opt(opts[k].env, argv[++i]) < 0)
-            return VT_EXIT_USAGE;
     }
-    if (i >= argc - 1) {
-        fprintf(stderr, "vramtrace run: no command (usage: vramtrace run [options] -- CMD [ARGS...])\n");
+    if (i >= argc - 1)
+        return vt_usage_error("run", "no command (usage: vramtrace run [options] -- CMD [ARGS...])");
+    if (vt_check_settings() < 0)
         return VT_EXIT_USAGE;
-    }
     char lib[PATH_MAX];
     if (vt_find_library(lib, sizeof lib) < 0) {
         fprintf(stderr, "vramtrace run: libvramtrace.so not found beside this command\n");

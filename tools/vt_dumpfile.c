@@ -11,6 +11,10 @@
 #include "vt_dumpfile.h"
 
 #define VT_DF_MAX_FIELDS 160
+/* No record vramtrace writes comes near these: a longer line, or a larger single allocation, means the
+ * file is not a dump or is damaged (and /dev/zero must not be read forever). */
+#define VT_DF_MAX_LINE (1u << 20)
+#define VT_DF_MAX_SIZE (1ull << 50) /* 1 PiB */
 
 struct vt_df_parser {
     const char *path;
@@ -64,6 +68,16 @@ static int vt_df_u64(struct vt_df_parser *p, int i, uint64_t *out, int allow_unk
     if (errno == ERANGE)
         return vt_df_fail(p, "field %d is out of range: '%s'", i + 1, s);
     *out = v;
+    return 0;
+}
+
+/* The size of something that lives in memory: no single one reaches VT_DF_MAX_SIZE. */
+static int vt_df_size(struct vt_df_parser *p, int i, uint64_t *out)
+{
+    if (vt_df_u64(p, i, out, 0) < 0)
+        return -1;
+    if (*out >= VT_DF_MAX_SIZE)
+        return vt_df_fail(p, "field %d is an impossible size: %s bytes (1 PiB or more)", i + 1, p->field[i]);
     return 0;
 }
 
@@ -140,7 +154,7 @@ static int vt_df_known_kind(const char *k, const char *const *set)
 
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
-    size_t bridges, allocators, segments, blocks, pyframes, pystacks;
+    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed;
 };
 
 /* Records that end in free text, and how many fields come before it. */
@@ -226,7 +240,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         VT_DF_GROW(d->segments, d->nsegments, cap->segments);
         struct vt_df_segment *v = &d->segments[d->nsegments];
         memset(v, 0, sizeof *v);
-        if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+        if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
             vt_df_int(p, 3, &v->device, -1, 1023) < 0 || vt_df_word(p, 4, v->allocator, sizeof v->allocator) < 0 ||
             vt_df_word(p, 5, v->type, sizeof v->type) < 0 || vt_df_word(p, 6, v->pool, sizeof v->pool) < 0)
             return -1;
@@ -246,8 +260,8 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         struct vt_df_block *v = &d->blocks[d->nblocks];
         if (!d->nsegments)
             return vt_df_fail(p, "a block before any segment");
-        if (vt_df_nfields(p, 6) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
-            vt_df_u64(p, 3, &v->requested, 0) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+        if (vt_df_nfields(p, 6) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
+            vt_df_size(p, 3, &v->requested) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
             return -1;
         for (v->state = 0; v->state < 3 && strcmp(states[v->state], p->field[4]); v->state++)
             ;
@@ -372,6 +386,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 6, &v->process_used, 1) < 0 || vt_df_u64(p, 7, &v->graph_reserved, 1) < 0 ||
             vt_df_u64(p, 8, &v->graph_used, 1) < 0)
             return -1;
+        for (size_t i = 0; i < d->ndevices; i++)
+            if (d->devices[i].ordinal == v->ordinal)
+                return vt_df_fail(p, "device %d is listed twice", v->ordinal);
         d->ndevices++;
     } else if (!strcmp(key, "pool")) {
         VT_DF_GROW(d->pools, d->npools, cap->pools);
@@ -386,6 +403,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 8, &v->threshold, 1) < 0)
             return -1;
         v->threshold_known = strcmp(p->field[8], "-") != 0;
+        for (size_t i = 0; i < d->npools; i++)
+            if (d->pools[i].handle == v->handle)
+                return vt_df_fail(p, "pool 0x%llx is listed twice", (unsigned long long)v->handle);
         d->npools++;
     } else if (!strcmp(key, "counter") || !strcmp(key, "unwatched")) {
         int is_counter = key[0] == 'c';
@@ -396,6 +416,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         memset(v, 0, sizeof *v);
         if (vt_df_nfields(p, 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_u64(p, 2, &v->count, 0) < 0)
             return -1;
+        for (size_t i = 0; i < *n; i++)
+            if (!strcmp((*arr)[i].name, v->name))
+                return vt_df_fail(p, "%s '%s' is listed twice", key, v->name);
         (*n)++;
     } else if (!strcmp(key, "kind")) {
         VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
@@ -405,6 +428,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 4, &v->allocs, 0) < 0 || vt_df_u64(p, 5, &v->frees, 0) < 0 ||
             vt_df_u64(p, 6, &v->bytes_alloc, 0) < 0 || vt_df_u64(p, 7, &v->bytes_freed, 0) < 0)
             return -1;
+        for (size_t i = 0; i < d->nkinds; i++)
+            if (!strcmp(d->kinds[i].name, v->name))
+                return vt_df_fail(p, "kind '%s' is listed twice", v->name);
         d->nkinds++;
     } else if (!strcmp(key, "api")) {
         VT_DF_GROW(d->apis, d->napis, cap->apis);
@@ -414,15 +440,36 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 4, &v->frees, 0) < 0 || vt_df_u64(p, 5, &v->bytes_alloc, 0) < 0 ||
             vt_df_u64(p, 6, &v->bytes_freed, 0) < 0 || vt_df_u64(p, 7, &v->failed, 0) < 0)
             return -1;
+        for (size_t i = 0; i < d->napis; i++)
+            if (!strcmp(d->apis[i].name, v->name))
+                return vt_df_fail(p, "api '%s' is listed twice", v->name);
         d->napis++;
-    } else if (!strcmp(key, "oom")) {
-        struct vt_df_oom *v = &d->oom;
-        if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->seq, 0) < 0 || vt_df_word(p, 2, v->api, sizeof v->api) < 0 ||
-            vt_df_u64(p, 3, &v->size, 0) < 0 || vt_df_int(p, 4, &v->device, -1, 1023) < 0 ||
-            vt_df_u32(p, 5, &v->stack) < 0 || vt_df_int(p, 6, &v->result, -0x7fffffffL, 0x7fffffff) < 0 ||
-            vt_df_u64(p, 7, &v->time_ns, 0) < 0)
+    } else if ((!strcmp(key, "oom") && d->version <= 3) || (!strcmp(key, "failed") && d->version >= 4)) {
+        int old = key[0] == 'o';
+        if (old && d->nfailed)
+            return vt_df_fail(p, "a second 'oom' record");
+        VT_DF_GROW(d->failed, d->nfailed, cap->failed);
+        struct vt_df_failed *v = &d->failed[d->nfailed];
+        memset(v, 0, sizeof *v);
+        if (vt_df_nfields(p, old ? 8 : 11) < 0 || vt_df_u64(p, 1, &v->seq, 0) < 0 ||
+            vt_df_word(p, 2, v->api, sizeof v->api) < 0 || vt_df_u64(p, 3, &v->size, 0) < 0 ||
+            vt_df_int(p, 4, &v->device, -1, 1023) < 0 || vt_df_u32(p, 5, &v->stack) < 0 ||
+            vt_df_int(p, 6, &v->result, -0x7fffffffL, 0x7fffffff) < 0)
             return -1;
-        v->present = 1;
+        if (old) {
+            v->count = 1;
+            v->free_then = VT_DF_UNKNOWN;
+            if (vt_df_u64(p, 7, &v->first_ns, 0) < 0)
+                return -1;
+            v->last_ns = v->first_ns;
+        } else if (vt_df_u64(p, 7, &v->count, 0) < 0 || vt_df_u64(p, 8, &v->first_ns, 0) < 0 ||
+                   vt_df_u64(p, 9, &v->last_ns, 0) < 0 || vt_df_u64(p, 10, &v->free_then, 1) < 0) {
+            return -1;
+        } else if (!v->count || v->last_ns < v->first_ns) {
+            return vt_df_fail(p, "a failed request needs a count of at least 1 and a last time not before its first");
+        }
+        v->line = p->line;
+        d->nfailed++;
     } else if (!strcmp(key, "module")) {
         VT_DF_GROW(d->modules, d->nmodules, cap->modules);
         struct vt_df_module *v = &d->modules[d->nmodules];
@@ -433,6 +480,9 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 3, &v->lo, 0) < 0 || vt_df_u64(p, 4, &v->hi, 0) < 0 ||
             vt_df_word(p, 5, v->build_id, sizeof v->build_id) < 0)
             return -1;
+        for (size_t i = 0; i < d->nmodules; i++)
+            if (d->modules[i].index == v->index)
+                return vt_df_fail(p, "module %d is listed twice", v->index);
         if (!(v->path = strdup(p->rest)))
             return vt_df_fail(p, "out of memory");
         d->nmodules++;
@@ -471,7 +521,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     } else if (!strcmp(key, "alloc")) {
         VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
         struct vt_df_alloc *v = &d->allocs[d->nallocs];
-        if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+        if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
             vt_df_word(p, 3, v->kind, sizeof v->kind) < 0 || vt_df_word(p, 4, v->api, sizeof v->api) < 0 ||
             vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &v->stream, 0) < 0 ||
             vt_df_u64(p, 7, &v->pool, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
@@ -486,7 +536,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     } else if (!strcmp(key, "phys")) {
         VT_DF_GROW(d->phys, d->nphys, cap->phys);
         struct vt_df_phys *v = &d->phys[d->nphys];
-        if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_u64(p, 2, &v->size, 0) < 0 ||
+        if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
             vt_df_word(p, 3, v->kind, sizeof v->kind) < 0 || vt_df_word(p, 4, v->api, sizeof v->api) < 0 ||
             vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
             vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
@@ -557,6 +607,11 @@ static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
             p->line = d->allocs[i].line;
             return vt_df_fail(p, "refers to stack %u, which the dump does not have", d->allocs[i].stack);
         }
+    for (size_t i = 0; i < d->nfailed; i++)
+        if (d->failed[i].stack && !vt_df_stack(d, d->failed[i].stack)) {
+            p->line = d->failed[i].line;
+            return vt_df_fail(p, "refers to stack %u, which the dump does not have", d->failed[i].stack);
+        }
     for (size_t i = 0; i < d->nphys; i++)
         if (d->phys[i].stack && !vt_df_stack(d, d->phys[i].stack)) {
             p->line = d->phys[i].line;
@@ -590,6 +645,134 @@ static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
     return 0;
 }
 
+/* Reads one line (with its newline, if it has one) into *buf; at most VT_DF_MAX_LINE bytes. Returns its
+ * length, -1 at the end of the file, -2 for a line too long. */
+static ssize_t vt_df_getline(FILE *f, char **buf, size_t *cap)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF) {
+        if (n + 2 > *cap) {
+            if (*cap >= VT_DF_MAX_LINE)
+                return -2;
+            size_t nc = *cap ? 2 * *cap : 4096;
+            char *nb = realloc(*buf, nc);
+            if (!nb)
+                return -3;
+            *buf = nb;
+            *cap = nc;
+        }
+        (*buf)[n++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    if (!n)
+        return -1;
+    (*buf)[n] = 0;
+    return (ssize_t)n;
+}
+
+/* Every address or handle appears once per table (an allocation listed twice would count twice). */
+struct vt_df_key {
+    uint64_t a, b;
+    unsigned long line;
+};
+
+static int vt_df_key_cmp(const void *x, const void *y)
+{
+    const struct vt_df_key *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return p->line < q->line ? -1 : p->line > q->line;
+}
+
+/* 0, or the index of the second of a duplicated pair (keys sorted in place). */
+static size_t vt_df_dup(struct vt_df_key *k, size_t n)
+{
+    if (n > 1)
+        qsort(k, n, sizeof *k, vt_df_key_cmp);
+    for (size_t i = 1; i < n; i++)
+        if (k[i].a == k[i - 1].a && k[i].b == k[i - 1].b)
+            return i;
+    return 0;
+}
+
+/* The table an allocation's address belongs to, as in the library: memory, mappings, reservations and
+ * native blocks each have their own addresses. */
+static uint64_t vt_df_space(const char *kind)
+{
+    return !strcmp(kind, "vmm_map") ? 1 : !strcmp(kind, "va_reserved") ? 2 : !strcmp(kind, "block") ? 3 : 0;
+}
+
+/* Device memory a device cannot hold more of than it has: plain, stream-ordered and VMM physical. */
+static int vt_df_on_device(const char *kind)
+{
+    return !strcmp(kind, "device") || !strcmp(kind, "async") || !strcmp(kind, "vmm_physical");
+}
+
+static int vt_df_sums(struct vt_df_parser *p, struct vt_dumpfile *d)
+{
+    uint64_t total = 0, on_dev[1024] = {0};
+    for (size_t i = 0; i < d->nallocs + d->nphys; i++) {
+        int in_alloc = i < d->nallocs;
+        const char *kind = in_alloc ? d->allocs[i].kind : d->phys[i - d->nallocs].kind;
+        uint64_t size = in_alloc ? d->allocs[i].size : d->phys[i - d->nallocs].size;
+        int dev = in_alloc ? d->allocs[i].device : d->phys[i - d->nallocs].device;
+        p->line = in_alloc ? d->allocs[i].line : d->phys[i - d->nallocs].line;
+        if (__builtin_add_overflow(total, size, &total))
+            return vt_df_fail(p, "the entries' sizes add up past 2^64 bytes: the dump is damaged");
+        if (!vt_df_on_device(kind) || dev < 0 || dev >= 1024)
+            continue;
+        on_dev[dev] += size;
+        for (size_t k = 0; k < d->ndevices; k++)
+            if (d->devices[k].ordinal == dev && d->devices[k].total != VT_DF_UNKNOWN && on_dev[dev] > d->devices[k].total)
+                return vt_df_fail(p, "device %d's memory held here adds up to %llu bytes, more than the %llu the device "
+                                     "has: the dump is damaged", dev, (unsigned long long)on_dev[dev],
+                                  (unsigned long long)d->devices[k].total);
+    }
+    return 0;
+}
+
+/* Duplicated entries of the large tables: named by the line of the second one (the small ones are
+ * checked as they are read). */
+static int vt_df_unique(struct vt_df_parser *p, struct vt_dumpfile *d)
+{
+    size_t n = d->nallocs > d->nphys ? d->nallocs : d->nphys;
+    n = d->nsegments > n ? d->nsegments : n;
+    struct vt_df_key *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return vt_df_fail(p, "out of memory");
+    size_t at;
+    int r = 0;
+    for (size_t i = 0; i < d->nallocs; i++)
+        k[i] = (struct vt_df_key){d->allocs[i].addr, vt_df_space(d->allocs[i].kind), d->allocs[i].line};
+    if ((at = vt_df_dup(k, d->nallocs))) {
+        p->line = k[at].line;
+        r = vt_df_fail(p, "allocation 0x%llx is listed twice (also at line %lu)", (unsigned long long)k[at].a, k[at - 1].line);
+        goto out;
+    }
+    for (size_t i = 0; i < d->nphys; i++)
+        k[i] = (struct vt_df_key){d->phys[i].handle, 0, d->phys[i].line};
+    if ((at = vt_df_dup(k, d->nphys))) {
+        p->line = k[at].line;
+        r = vt_df_fail(p, "physical handle 0x%llx is listed twice (also at line %lu)", (unsigned long long)k[at].a,
+                       k[at - 1].line);
+        goto out;
+    }
+    for (size_t i = 0; i < d->nsegments; i++)
+        k[i] = (struct vt_df_key){d->segments[i].addr, 0, d->segments[i].line};
+    if ((at = vt_df_dup(k, d->nsegments))) {
+        p->line = k[at].line;
+        r = vt_df_fail(p, "segment 0x%llx is listed twice (also at line %lu)", (unsigned long long)k[at].a, k[at - 1].line);
+        goto out;
+    }
+out:
+    free(k);
+    return r;
+}
+
 int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
 {
     struct vt_df_parser p = {.path = path, .err = err, .errlen = errlen};
@@ -599,8 +782,13 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
     size_t linecap = 0;
     ssize_t len;
     int ended = 0, seen = 0, r = 0;
-    while (r == 0 && (len = getline(&line, &linecap, f)) >= 0) {
+    while (r == 0 && (len = vt_df_getline(f, &line, &linecap)) != -1) {
         p.line++;
+        if (len < 0) {
+            r = len == -2 ? vt_df_fail(&p, "line longer than %u bytes: not a vramtrace dump", VT_DF_MAX_LINE)
+                          : vt_df_fail(&p, "out of memory");
+            break;
+        }
         if (ended) {
             r = vt_df_fail(&p, "text after the closing 'end'");
             break;
@@ -612,6 +800,11 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
         line[--len] = 0;
         if (memchr(line, 0, (size_t)len)) {
             r = vt_df_fail(&p, "NUL byte in the line");
+            break;
+        }
+        if (len && line[len - 1] == '\r') {
+            r = vt_df_fail(&p, "the line ends with a carriage return: the file was converted to CRLF (Windows) line "
+                               "endings after it was written");
             break;
         }
         /* Records that end in free text (a path) are split only up to it. */
@@ -655,6 +848,10 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
     }
     if (r == 0)
         r = vt_df_finish(&p, d);
+    if (r == 0)
+        r = vt_df_unique(&p, d);
+    if (r == 0)
+        r = vt_df_sums(&p, d);
     if (r != 0)
         vt_dumpfile_free(d);
     return r;
@@ -680,6 +877,7 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->frames);
     free(d->allocs);
     free(d->phys);
+    free(d->failed);
     free(d->python.detail);
     free(d->python.history_detail);
     for (size_t i = 0; i < d->nbridges; i++)

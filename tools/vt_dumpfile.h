@@ -80,9 +80,12 @@ struct vt_df_phys {
     char api[48];
 };
 
-struct vt_df_oom {
-    int present;
-    uint64_t seq, size, time_ns;
+/* A request that failed for lack of memory (version 4: `failed`; versions 1-3 had only the latest one,
+ * `oom`, read as a failed request of count 1). */
+struct vt_df_failed {
+    unsigned long line;
+    uint64_t seq, size, count, first_ns, last_ns;
+    uint64_t free_then; /* VT_DF_UNKNOWN when not known */
     uint32_t stack;
     int device, result;
     char api[48];
@@ -171,7 +174,8 @@ struct vt_dumpfile {
     size_t nkinds;
     struct vt_df_named *unwatched;
     size_t nunwatched;
-    struct vt_df_oom oom;
+    struct vt_df_failed *failed; /* newest first */
+    size_t nfailed;
     struct vt_df_module *modules;
     size_t nmodules;
     struct vt_df_stack *stacks;

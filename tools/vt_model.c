@@ -174,12 +174,54 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
     return 0;
 }
 
+/* The frames of native stack `stack`, or with python set, of Python stack `stack` (0: none recorded),
+ * as strings (at most max): folded unless full, a stack that goes on in Python with its Python frames
+ * in place of the interpreter's own frames and everything below them. *python_at is where the Python
+ * frames begin; *torch_py how many of them at the top are torch's own. -1 when out of memory. */
+static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, int full, char **frames, uint32_t *nout,
+                          uint32_t max, uint32_t *python_at, uint32_t *torch_py, const struct vt_df_stack **stout)
+{
+    const struct vt_dumpfile *d = m->d;
+    const struct vt_df_stack *st = stack && !python ? vt_df_stack(d, stack) : NULL;
+    uint32_t n = 0, lo = 0, hi = 0;
+    *torch_py = 0;
+    *stout = st;
+    if (st)
+        vt_fold(m, st, full, &lo, &hi);
+    uint32_t cut = hi;
+    const struct vt_df_interpreter *in = &d->interpreter;
+    if (st && st->pystack && in->present)
+        for (cut = lo; cut < hi && !(st->pc[cut] >= in->lo && st->pc[cut] < in->hi); cut++)
+            ;
+    for (uint32_t i = lo; i < cut && n < max; i++)
+        if (vt_frame_strings(m, st->pc[i], frames, &n, max) < 0)
+            goto fail;
+    *python_at = n;
+    uint32_t pystack = python ? stack : st ? st->pystack : 0;
+    if (python || pystack) {
+        /* Folded stacks have lost torch's own frames at the top already; full ones are named past them. */
+        const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
+        while (full && ps && *torch_py < ps->n && vt_torch_file(vt_df_pyframe(d, ps->frames[*torch_py])->file))
+            (*torch_py)++;
+        if (ps && *torch_py == ps->n)
+            *torch_py = 0;
+        if (vt_py_frames(m, pystack, full, frames, &n, max) < 0)
+            goto fail;
+    }
+    *nout = n;
+    return 0;
+fail:
+    for (uint32_t i = 0; i < n; i++)
+        free(frames[i]);
+    *nout = 0;
+    return -1;
+}
+
 /* Adds bytes to the site of (kind, api, frames). The frames are those of native stack `stack`, or with
  * python set, of Python stack `stack` (0: none recorded). */
 static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api, int device,
                   uint32_t stack, int python, int role, uint64_t bytes, int full)
 {
-    const struct vt_dumpfile *d = m->d;
     char fast[88];
     snprintf(fast, sizeof fast, "%c%u|%d|%s|%s", python ? 'p' : 'n', stack, role, kind, api);
     struct vt_stack_ix *sx;
@@ -192,35 +234,15 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     if (!(sx = calloc(1, sizeof *sx)))
         return -1;
     memcpy(sx->key, fast, sizeof fast);
-    const struct vt_df_stack *st = stack && !python ? vt_df_stack(d, stack) : NULL;
     char *frames[1024];
     char *key = NULL;
-    uint32_t n = 0, lo = 0, hi = 0, python_at = 0, torch_py = 0;
-    if (st)
-        vt_fold(m, st, full, &lo, &hi);
-    /* A stack that goes on in Python: its Python frames stand in for the interpreter's own frames and
-     * everything below them. */
-    uint32_t cut = hi;
-    const struct vt_df_interpreter *in = &d->interpreter;
-    if (st && st->pystack && in->present)
-        for (cut = lo; cut < hi && !(st->pc[cut] >= in->lo && st->pc[cut] < in->hi); cut++)
-            ;
-    size_t keylen = strlen(kind) + strlen(api) + 16;
-    for (uint32_t i = lo; i < cut && n < 1024; i++)
-        if (vt_frame_strings(m, st->pc[i], frames, &n, 1024) < 0)
-            goto fail;
-    python_at = n;
-    uint32_t pystack = python ? stack : st ? st->pystack : 0;
-    if (python || pystack) {
-        /* Folded stacks have lost torch's own frames at the top already; full ones are named past them. */
-        const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
-        while (full && ps && torch_py < ps->n && vt_torch_file(vt_df_pyframe(d, ps->frames[torch_py])->file))
-            torch_py++;
-        if (ps && torch_py == ps->n)
-            torch_py = 0;
-        if (vt_py_frames(m, pystack, full, frames, &n, 1024) < 0)
-            goto fail;
+    uint32_t n = 0, python_at = 0, torch_py = 0;
+    const struct vt_df_stack *st;
+    if (vt_site_frames(m, stack, python, full, frames, &n, 1024, &python_at, &torch_py, &st) < 0) {
+        free(sx);
+        return -1;
     }
+    size_t keylen = strlen(kind) + strlen(api) + 16;
     for (uint32_t i = 0; i < n; i++)
         keylen += strlen(frames[i]) + 1;
     key = malloc(keylen);
@@ -551,6 +573,33 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         if (v->process_used != VT_DF_UNKNOWN && v->process_used >= v->reserved)
             v->overhead = v->process_used - v->reserved;
     }
+    /* Failed requests: a site each, never counted as memory. */
+    if (!r && d->nfailed && !(m->failed = calloc(d->nfailed, sizeof *m->failed)))
+        r = -1;
+    for (size_t i = 0; i < d->nfailed && !r; i++) {
+        const struct vt_df_failed *f = &d->failed[i];
+        struct vt_site *s = &m->failed[i];
+        char *frames[1024];
+        uint32_t n = 0, torch_py = 0;
+        const struct vt_df_stack *st;
+        snprintf(s->kind, sizeof s->kind, "failed");
+        snprintf(s->api, sizeof s->api, "%s", f->api);
+        s->device = f->device;
+        s->count = f->count;
+        s->bytes = f->size;
+        m->nfailed++;
+        if (vt_site_frames(m, f->stack, 0, full, frames, &n, 1024, &s->python_at, &torch_py, &st) < 0 ||
+            (n && !(s->frames = malloc(n * sizeof *s->frames)))) {
+            r = -1;
+            break;
+        }
+        if (n)
+            memcpy(s->frames, frames, n * sizeof *frames);
+        s->nframes = n;
+        s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py : 0;
+        const char *lib = vt_library_of(m, st);
+        snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
+    }
     qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
     HASH_CLEAR(hh, ix.head);
     free(ix.nodes);
@@ -586,15 +635,21 @@ const char *vt_site_class(const struct vt_site *s)
     return s->role == VT_ROLE_CACHE ? "cache" : s->role == VT_ROLE_SEGMENT ? "segment" : "allocated";
 }
 
+static void vt_sites_free(struct vt_site *sites, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < sites[i].nframes; j++)
+            free(sites[i].frames[j]);
+        free(sites[i].frames);
+        free(sites[i].key);
+    }
+    free(sites);
+}
+
 void vt_model_free(struct vt_model *m)
 {
-    for (size_t i = 0; i < m->nsites; i++) {
-        for (uint32_t j = 0; j < m->sites[i].nframes; j++)
-            free(m->sites[i].frames[j]);
-        free(m->sites[i].frames);
-        free(m->sites[i].key);
-    }
-    free(m->sites);
+    vt_sites_free(m->sites, m->nsites);
+    vt_sites_free(m->failed, m->nfailed);
     vt_views_free(&m->views);
     vt_sym_close(m->sym);
     struct vt_index *ix = m->index;

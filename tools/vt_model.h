@@ -70,6 +70,9 @@ struct vt_model {
     struct vt_site *sites;              /* sorted by live bytes, largest first */
     size_t nsites;
     void *index;                        /* key -> site */
+    struct vt_site *failed;             /* the dump's failed requests (kind "failed", bytes: the size
+                                           asked for, count: how often), in the dump's order: newest first */
+    size_t nfailed;
     struct vt_symbolizer *sym;          /* NULL: the names recorded in the dump only */
     struct vt_views views;              /* the caching allocators' views (vt_views.h) */
 };

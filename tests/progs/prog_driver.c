@@ -497,8 +497,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (strcmp(mode, "rtldnext") && strcmp(mode, "sigowner") && strcmp(mode, "sigchain"))
-        ctx();
+    if (strcmp(mode, "rtldnext"))
+        ctx(); /* a context: vramtrace is on from here */
     if (!strcmp(mode, "direct"))
         route_direct_alloc(1000003);
     else if (!strcmp(mode, "dlsym"))

@@ -1,0 +1,114 @@
+/* vt_lifecycle.h. Nothing visible happens before the first CUDA call: the constructor reads the
+ * settings (messages held), and that is all. A process that never uses CUDA (a shell, ls, a
+ * launcher of the real program) keeps its signals, threads and file descriptors as they were, and
+ * writes no dump. The first CUDA call installs the dump signal's handler, then starts the dumper
+ * thread, named "vramtrace": vramtrace dump takes that thread as the sign that signals are handled. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "vramtrace.h"
+#include "vt_blocks.h"
+#include "vt_bridge.h"
+#include "vt_config.h"
+#include "vt_dump.h"
+#include "vt_dumper.h"
+#include "vt_lifecycle.h"
+#include "vt_lock.h"
+#include "vt_log.h"
+#include "vt_pycapture.h"
+#include "vt_pystack.h"
+#include "vt_real.h"
+#include "vt_signal.h"
+#include "vt_stack.h"
+#include "vt_table.h"
+
+__thread int vt_locks_held __attribute__((tls_model("initial-exec")));
+atomic_int vt_active;
+static atomic_int vt_ready;
+
+void vt_activate_slow(void)
+{
+    int want = 0;
+    if (!atomic_load(&vt_ready) || !atomic_compare_exchange_strong(&vt_active, &want, 1))
+        return; /* not started yet, or another thread is activating: it will be done in a moment */
+    int saved = errno;
+    vt_log_release();
+    vt_signal_install();
+    vt_dumper_start();
+    atomic_store(&vt_active, 2);
+    errno = saved;
+}
+
+int vramtrace_dump(char *path, size_t len)
+{
+    if (!atomic_load(&vt_ready))
+        return -1;
+    int saved = errno;
+    vt_log_release(); /* the program asked vramtrace itself: it hears why a dump failed */
+    /* The bridges run on this thread: it may hold the GIL they need. */
+    struct vt_snapshot snap;
+    int have_snap;
+    char *bridge = vt_bridge_collect(VT_REASON_API, &snap, &have_snap);
+    int r = vt_dumper_api(bridge, &snap, have_snap, path, len);
+    errno = saved;
+    return r;
+}
+
+static void vt_atfork_prepare(void)
+{
+    vt_stack_atfork_prepare();
+    vt_pystack_atfork_prepare();
+    vt_table_atfork_prepare();
+}
+
+static void vt_atfork_parent(void)
+{
+    vt_table_atfork_parent();
+    vt_pystack_atfork_parent();
+    vt_stack_atfork_parent();
+}
+
+static void vt_atfork_child(void)
+{
+    vt_table_atfork_child();
+    vt_pystack_atfork_child();
+    vt_stack_atfork_child();
+    vt_pycapture_atfork_child();
+    vt_bridge_atfork_child();
+    vt_blocks_atfork_child();
+    vt_dump_atfork_child();
+    vt_dumper_atfork_child();
+    /* The child is quiet until it makes a CUDA call of its own (its signal handler, inherited, stays). */
+    atomic_store(&vt_active, 0);
+}
+
+__attribute__((constructor)) static void vt_init(void)
+{
+    int saved = errno;
+    vt_real_dlsym_resolve();
+    vt_config_load();
+    vt_dumper_init();
+    vt_bridge_init();
+    vt_pycapture_init();
+    vt_dump_init();
+    vt_stack_init();
+    pthread_atfork(vt_atfork_prepare, vt_atfork_parent, vt_atfork_child);
+    atomic_store(&vt_ready, 1);
+    errno = saved;
+}
+
+__attribute__((destructor)) static void vt_fini(void)
+{
+    int saved = errno;
+    int want = atomic_load(&vt_ready) && atomic_load(&vt_active) == 2 && vt_cfg.at_exit;
+    if (want && vt_locks_held) {
+        /* exit() from a signal handler that interrupted our own bookkeeping on this thread: the table is
+         * half-changed and its lock is ours. No dump, rather than a hang. */
+        vt_say_once(VT_ONCE_EXIT, "exit() was called inside vramtrace's bookkeeping (from a signal handler?): "
+                    "no exit dump");
+        want = 0;
+    }
+    vt_dumper_exit(want);
+    errno = saved;
+}

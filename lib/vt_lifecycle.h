@@ -1,0 +1,18 @@
+/* The library's life in a process: start (constructor), the first CUDA call (activation: the dump
+ * signal's handler, the dumper thread, held messages), fork, and exit. */
+#ifndef VT_LIFECYCLE_H
+#define VT_LIFECYCLE_H
+
+#include <stdatomic.h>
+
+extern atomic_int vt_active; /* 2 once this process has made a CUDA call */
+void vt_activate_slow(void);
+
+/* Called by every wrapper and public hook: cheap once active. */
+static inline void vt_activate(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&vt_active, memory_order_relaxed) != 2, 0))
+        vt_activate_slow();
+}
+
+#endif

@@ -1,0 +1,151 @@
+/* The settings table and its parser (vt_settings.h). The README's settings table is checked against
+ * this one by a test, so the two cannot drift apart. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "vt_settings.h"
+#include "vt_signame.h"
+
+const struct vt_setting vt_settings[] = {
+    {"VRAMTRACE_DIR", "--dir", VT_SET_DIR, 0, 0, 0, "the working directory at start, else a private directory",
+     NULL, "where dumps are written"},
+    {"VRAMTRACE_SIGNAL", "--signal", VT_SET_SIGNAL, 0, 0, 0, "USR1", NULL, "the signal that asks for a dump"},
+    {"VRAMTRACE_AT_EXIT", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "dump at exit"},
+    {"VRAMTRACE_ON_OOM", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "dump when an allocation fails for lack of memory"},
+    {"VRAMTRACE_INTERVAL", "--interval", VT_SET_NUMBER, 1, 86400.0 * 365, 1, "0", "seconds",
+     "seconds between periodic dumps"},
+    {"VRAMTRACE_KEEP", "--keep", VT_SET_INT, 0, 1000000, 0, "100", "dumps",
+     "periodic dumps kept: older ones of the same run are removed (0: keep all)"},
+    {"VRAMTRACE_DEPTH", "--depth", VT_SET_INT, 0, 128, 0, "32", "frames", "native frames kept per stack"},
+    {"VRAMTRACE_PYTHON", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "Python call sites for allocations"},
+    {"VRAMTRACE_PY_DEPTH", NULL, VT_SET_INT, 1, 256, 0, "32", "frames", "Python frames kept per stack"},
+    {"VRAMTRACE_PY_WAIT", NULL, VT_SET_NUMBER, 0, 10000, 0, "10", "ms",
+     "how long an allocation waits for its Python frames"},
+    {"VRAMTRACE_BRIDGE_TIMEOUT", NULL, VT_SET_NUMBER, 0, 600, 0, "2", "seconds",
+     "how long a dump waits for the GIL to read the caching allocators"},
+    {"VRAMTRACE_TORCH_HISTORY", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "switch on torch's block history"},
+};
+const size_t vt_nsettings = sizeof vt_settings / sizeof vt_settings[0];
+
+const struct vt_setting *vt_setting_find(const char *name)
+{
+    for (size_t i = 0; i < vt_nsettings; i++)
+        if (!strcmp(vt_settings[i].name, name))
+            return &vt_settings[i];
+    return NULL;
+}
+
+const struct vt_setting *vt_setting_for_opt(const char *opt)
+{
+    for (size_t i = 0; i < vt_nsettings; i++)
+        if (vt_settings[i].run_opt && !strcmp(vt_settings[i].run_opt, opt))
+            return &vt_settings[i];
+    return NULL;
+}
+
+/* A plain decimal: digits, at most one '.', at least one digit. Nothing strtod would also take
+ * (signs, exponents, hex, inf, nan, spaces). */
+static int vt_decimal(const char *v, double *out)
+{
+    int digits = 0, dots = 0;
+    for (const char *c = v; *c; c++) {
+        if (*c >= '0' && *c <= '9')
+            digits++;
+        else if (*c == '.' && !dots)
+            dots++;
+        else
+            return -1;
+    }
+    if (!digits || strlen(v) > 32)
+        return -1;
+    double d = 0, scale = 1;
+    int frac = 0;
+    for (const char *c = v; *c; c++) {
+        if (*c == '.') {
+            frac = 1;
+            continue;
+        }
+        if (frac) {
+            scale /= 10;
+            d += (*c - '0') * scale;
+        } else {
+            d = d * 10 + (*c - '0');
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+static void vt_range_text(const struct vt_setting *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%g to %g%s%s%s", s->lo, s->hi, s->unit ? " " : "", s->unit ? s->unit : "",
+             s->zero_off ? " (0: off)" : "");
+}
+
+int vt_setting_parse(const struct vt_setting *s, const char *v, double *num, char *why, size_t len)
+{
+    char range[96];
+    double d;
+    *num = 0;
+    switch (s->type) {
+    case VT_SET_BOOL:
+        if (!strcasecmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true")) {
+            *num = 1;
+            return 0;
+        }
+        if (!strcasecmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
+            return 0;
+        snprintf(why, len, "is not on or off (1/0, yes/no, true/false)");
+        return -1;
+    case VT_SET_INT:
+    case VT_SET_NUMBER:
+        vt_range_text(s, range, sizeof range);
+        if (vt_decimal(v, &d) < 0 || (s->type == VT_SET_INT && strchr(v, '.'))) {
+            snprintf(why, len, "is not a %s from %s", s->type == VT_SET_INT ? "whole number" : "decimal number", range);
+            return -1;
+        }
+        if (!(s->zero_off && d == 0) && (d < s->lo || d > s->hi)) {
+            snprintf(why, len, "is out of range: %s", range);
+            return -1;
+        }
+        *num = d;
+        return 0;
+    case VT_SET_SIGNAL: {
+        int sig = vt_signal_parse(v);
+        if (sig < 0) {
+            snprintf(why, len, "is not a signal vramtrace can use (USR1, USR2, HUP, PROF, URG, WINCH, PWR, a "
+                               "real-time signal number, or none)");
+            return -1;
+        }
+        *num = sig;
+        return 0;
+    }
+    case VT_SET_DIR: {
+        struct stat st;
+        if (!*v || strlen(v) > 3000) {
+            snprintf(why, len, "is %s", *v ? "too long" : "empty");
+            return -1;
+        }
+        if (stat(v, &st) != 0) {
+            snprintf(why, len, "cannot be used: %s", strerror(errno));
+            return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            snprintf(why, len, "is not a directory");
+            return -1;
+        }
+        if (faccessat(AT_FDCWD, v, W_OK | X_OK, AT_EACCESS) != 0) {
+            snprintf(why, len, "is not writable: %s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    }
+    snprintf(why, len, "has no parser");
+    return -1;
+}
