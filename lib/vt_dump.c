@@ -206,6 +206,40 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
     free(used);
 }
 
+/* The command line, arguments apart by single spaces; in each, a space, a backslash and control
+ * characters are written \xHH, so the record stays one line and arguments stay apart. */
+static void vt_write_cmdline(struct vt_out *f)
+{
+    char buf[8192];
+    ssize_t n = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf);
+        close(fd);
+    }
+    vt_outs(f, "cmdline ");
+    if (n <= 0) {
+        vt_outs(f, "-\n");
+        return;
+    }
+    char out[4 * sizeof buf + 2];
+    size_t k = 0;
+    for (ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        if (!c) {
+            if (i + 1 < n)
+                out[k++] = ' ';
+        } else if (c <= ' ' || c == 0x7f || c == '\\') {
+            k += (size_t)snprintf(out + k, sizeof out - k, "\\x%02x", c);
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k] = 0;
+    vt_outs(f, out);
+    vt_outs(f, "\n");
+}
+
 static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long seq, struct vt_snapshot *s,
                           const char *bridge)
 {
@@ -217,6 +251,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     vt_outf(f, "pid %ld\n", (long)getpid());
     vt_outf(f, "ppid %ld\n", (long)getppid());
     vt_outf(f, "exe %s\n", n > 0 ? exe : "-");
+    vt_write_cmdline(f);
     vt_outf(f, "reason %s\n", vt_reason_names[reason]);
     vt_outf(f, "seq %lu\n", seq);
     vt_outf(f, "time %llu %llu\n", (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());

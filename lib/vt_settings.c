@@ -50,7 +50,7 @@ const struct vt_setting *vt_setting_for_opt(const char *opt)
 
 /* A plain decimal: digits, at most one '.', at least one digit. Nothing strtod would also take
  * (signs, exponents, hex, inf, nan, spaces). */
-static int vt_decimal(const char *v, double *out)
+int vt_parse_decimal(const char *v, double *out)
 {
     int digits = 0, dots = 0;
     for (const char *c = v; *c; c++) {
@@ -105,7 +105,7 @@ int vt_setting_parse(const struct vt_setting *s, const char *v, double *num, cha
     case VT_SET_INT:
     case VT_SET_NUMBER:
         vt_range_text(s, range, sizeof range);
-        if (vt_decimal(v, &d) < 0 || (s->type == VT_SET_INT && strchr(v, '.'))) {
+        if (vt_parse_decimal(v, &d) < 0 || (s->type == VT_SET_INT && strchr(v, '.'))) {
             snprintf(why, len, "is not a %s from %s", s->type == VT_SET_INT ? "whole number" : "decimal number", range);
             return -1;
         }

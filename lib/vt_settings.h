@@ -33,6 +33,9 @@ extern const size_t vt_nsettings;
 const struct vt_setting *vt_setting_find(const char *name);
 const struct vt_setting *vt_setting_for_opt(const char *opt);
 
+/* A plain decimal number (digits, at most one '.'): no sign, exponent, hex, inf or nan. 0, or -1. */
+int vt_parse_decimal(const char *v, double *out);
+
 /* Parses v for s into *num (bool, int, number, signal) or checks the directory. Returns 0, or -1
  * with a sentence saying why in why (without the name, e.g. "is not a number of seconds from 1 to
  * 31536000 (0: off)"). */

@@ -101,7 +101,9 @@ static void test_diff(const struct run *grow, const struct run *grow2)
     is_u64((uint64_t)r.status, 0, "diff --fail-on-growth 2M: exit 0");
     run_free(&r);
     cmd(&r, "diff", p2, p1, NULL, NULL);
-    ok(r.status == 0 && strstr(r.out, "verdict: shrink"), "diff NEW OLD: verdict shrink");
+    ok(r.status == 0 && strstr(r.out, "verdict: leak-suspect") && strstr(r.err, "was taken after") &&
+           !strstr(r.out, "18446744"),
+       "diff NEW OLD: compared in the order they were taken (said), the same verdict");
     run_free(&r);
     cmd(&r, "diff", p1, p1, NULL, NULL);
     ok(r.status == 0 && strstr(r.out, "verdict: no-growth") && strstr(r.out, "no site grew"), "diff of a dump with itself: no-growth");
@@ -160,7 +162,8 @@ static void test_trend(const struct run *grow, const struct run *grow2)
     run_free(&r);
     const char *text[] = {"trend", p[0], p[1], p[2], NULL};
     run_prog(&r, "../vramtrace", text, NULL, 0);
-    ok(r.status == 0 && strstr(r.out, "sites that grew in every interval:") && strstr(r.out, "1.0 MiB -> 2.0 MiB -> 3.0 MiB") &&
+    ok(r.status == 0 && strstr(r.out, "sites that grew and never shrank:") &&
+           strstr(r.out, "(grew in 2 of 2 intervals)") && strstr(r.out, "1.0 MiB -> 2.0 MiB -> 3.0 MiB") &&
            strstr(r.out, "verdict: leak-suspect: +"),
        "trend: text with the rate and the verdict");
     run_free(&r);
@@ -455,7 +458,9 @@ static void test_many_sites(void)
     run_free(&r);
     const char *tr[] = {"trend", p1, p2, p1, "--json", NULL};
     run_prog(&r, "../asan/vramtrace", tr, NULL, 0);
-    ok(r.status == 0 && count_lines(r.err, "") == 0, "sanitized trend of 100 sites: clean");
+    ok(r.status == 0 && !strstr(r.err, "Sanitizer") && !strstr(r.err, "runtime error") &&
+           strstr(r.err, "not given in the order they were taken"),
+       "sanitized trend of 100 sites: clean (dumps out of order: said)");
     run_free(&r);
     run_free(&prog);
 }

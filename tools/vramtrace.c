@@ -1,4 +1,5 @@
 /* The vramtrace command: dispatches to its verbs. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,17 +7,17 @@
 
 static void vt_usage(FILE *f)
 {
-    fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--depth N] -- CMD [ARGS...]\n"
+    fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--keep N] [--depth N] -- CMD [ARGS...]\n"
           "       vramtrace dump PID... | --children PID [--dir D] [--timeout S]\n"
           "       vramtrace report DUMP [--top N] [--device D] [--json | --folded] [--full-stacks]\n"
           "       vramtrace report DUMP DUMP... (one per process) [--top N] [--device D] [--json] [--full-stacks]\n"
-          "       vramtrace diff OLD NEW [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
+          "       vramtrace diff OLD NEW [--json] [--fail-on-growth SIZE] [--full-stacks] [--force]\n"
           "       vramtrace diff OLD NEW OLD NEW... (two per process) [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
           "       vramtrace trend DUMP DUMP DUMP... [--json] [--full-stacks]\n",
           f);
 }
 
-int main(int argc, char **argv)
+static int vt_dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         vt_usage(stderr);
@@ -39,4 +40,16 @@ int main(int argc, char **argv)
     fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);
     vt_usage(stderr);
     return VT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    int r = vt_dispatch(argc, argv);
+    /* Output that did not reach its file (a full disk, /dev/full) is a failure, never a silent 0. */
+    int bad = ferror(stdout);
+    if (fflush(stdout) != 0 || bad) {
+        fprintf(stderr, "vramtrace: cannot write the output: %s\n", bad && !errno ? "write error" : strerror(errno));
+        return 1;
+    }
+    return r;
 }

@@ -3,7 +3,13 @@
  * allocated (memory handed to the application grew: a leak suspect) or cache (a pool kept more free
  * memory), and one verdict line ends the report. With two dumps of each of several processes (a job's
  * ranks), each process is diffed on its own and the devices are added up, with a verdict per process.
- * --fail-on-growth SIZE exits 3 past SIZE of allocated growth, for CI gates and health checks. */
+ * --fail-on-growth SIZE exits 3 past SIZE of allocated growth, for CI gates and health checks, and says
+ * why on stderr.
+ *
+ * Dumps are compared in the order they were taken, whatever order they are given in (said on stderr
+ * when swapped). Two dumps of one process compare directly; two runs of one program (same executable
+ * and command line) compare by call site; dumps of two different programs are refused unless --force,
+ * since their difference says nothing about a leak. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +259,16 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
     return 0;
 }
 
+static int vt_same_process(const struct vt_dumpfile *a, const struct vt_dumpfile *b)
+{
+    return a->pid == b->pid && a->start_mono == b->start_mono && a->start_wall == b->start_wall;
+}
+
+static int vt_same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
 /* The worst verdict of several: a leak suspect anywhere, else cache growth, else shrink. */
 static const char *vt_worst(const char *a, const char *b)
 {
@@ -287,6 +303,11 @@ static int vt_diff_processes(char **paths, struct vt_dumpfile *d, int n, int jso
         if (same != 1) {
             status = vt_usage_error("diff", "with more than two dumps, diff wants two of each process: process %ld has %d",
                                     d[i].pid, same + 1);
+            goto out;
+        }
+        if (!vt_same_process(&d[i], &d[mate])) {
+            status = vt_usage_error("diff", "%s and %s both name process %ld, but of two processes (the pid was used "
+                                    "again)", paths[i], paths[mate], d[i].pid);
             goto out;
         }
         pair[i] = mate;
@@ -378,16 +399,47 @@ out:
 
 #define VT_DIFF_MAX 512
 
+/* Puts the older dump of a pair first (said when the user gave them the other way), and refuses two
+ * different programs without --force. 0, or the exit status. */
+static int vt_order_pair(char **paths, struct vt_dumpfile *d, int force)
+{
+    int same = vt_same_process(&d[0], &d[1]);
+    if (!same && !force && !(vt_same_text(d[0].exe, d[1].exe) && vt_same_text(d[0].cmdline, d[1].cmdline))) {
+        fprintf(stderr,
+                "vramtrace diff: %s and %s are dumps of two different programs (process %ld: %s%s%s; process %ld: "
+                "%s%s%s): growth between them says nothing about a leak. --force compares them by call site anyway\n",
+                paths[0], paths[1], d[0].pid, d[0].exe ? d[0].exe : "-", d[0].cmdline ? ", " : "",
+                d[0].cmdline ? d[0].cmdline : "", d[1].pid, d[1].exe ? d[1].exe : "-", d[1].cmdline ? ", " : "",
+                d[1].cmdline ? d[1].cmdline : "");
+        return VT_EXIT_USAGE;
+    }
+    /* One process: its monotonic clock; two: the wall clock. */
+    int swap = same ? d[0].time_mono > d[1].time_mono : d[0].time_wall > d[1].time_wall;
+    if (swap) {
+        fprintf(stderr, "vramtrace diff: %s was taken after %s: compared in the order they were taken\n", paths[0],
+                paths[1]);
+        struct vt_dumpfile t = d[0];
+        d[0] = d[1];
+        d[1] = t;
+        char *p = paths[0];
+        paths[0] = paths[1];
+        paths[1] = p;
+    }
+    return 0;
+}
+
 int vt_cmd_diff(int argc, char **argv)
 {
     char *paths[VT_DIFF_MAX];
-    int json = 0, full = 0, fail = 0, np = 0;
+    int json = 0, full = 0, fail = 0, np = 0, force = 0;
     uint64_t limit = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = 1;
         } else if (!strcmp(argv[i], "--full-stacks")) {
             full = 1;
+        } else if (!strcmp(argv[i], "--force")) {
+            force = 1;
         } else if (!strcmp(argv[i], "--fail-on-growth") && i + 1 < argc) {
             if (vt_parse_size(argv[++i], &limit) < 0)
                 return vt_usage_error("diff", "--fail-on-growth wants a size such as 100M or 2GiB, not '%s'", argv[i]);
@@ -412,6 +464,8 @@ int vt_cmd_diff(int argc, char **argv)
             status = VT_EXIT_USAGE;
             break;
         }
+    if (!status && np == 2)
+        status = vt_order_pair(paths, d, force);
     if (!status && np == 2) {
         struct vt_diff_sum sum = {.allocated = 0};
         if (vt_diff_pair((const char *const *)paths, d, json, full, &sum) < 0) {
@@ -424,8 +478,14 @@ int vt_cmd_diff(int argc, char **argv)
     } else if (!status) {
         status = vt_diff_processes(paths, d, np, json, full, &alloc);
     }
-    if (!status && fail && alloc > 0 && (uint64_t)alloc > limit)
+    if (!status && fail && alloc > 0 && (uint64_t)alloc > limit) {
+        char a[32], b[32];
+        vt_human_delta(alloc, a, sizeof a);
+        vt_human(limit, b, sizeof b);
+        fprintf(stderr, "vramtrace diff: allocated memory grew by %s, more than --fail-on-growth %s: exit %d\n", a, b,
+                VT_EXIT_GROWTH);
         status = VT_EXIT_GROWTH;
+    }
     for (int i = 0; i < loaded; i++)
         vt_dumpfile_free(&d[i]);
     free(d);

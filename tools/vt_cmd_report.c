@@ -142,6 +142,40 @@ static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
     }
 }
 
+/* Requests that failed for lack of memory: what was asked for, how often, what the device had left. */
+static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    const struct vt_dumpfile *d = m->d;
+    uint64_t all = vt_df_counter(d, "oom_events"), listed = 0;
+    if (!m->nfailed)
+        return;
+    char a[32], b[32];
+    for (size_t i = 0; i < m->nfailed; i++)
+        listed += m->failed[i].count;
+    printf("\nfailed requests (out of memory): %llu\n", (unsigned long long)(all > listed ? all : listed));
+    for (size_t i = 0; i < m->nfailed; i++) {
+        const struct vt_site *s = &m->failed[i];
+        const struct vt_df_failed *f = &d->failed[i];
+        vt_human(s->bytes, a, sizeof a);
+        printf("%11s × %llu %s", a, (unsigned long long)s->count, s->api);
+        if (s->device >= 0)
+            printf(", device %d", s->device);
+        if (f->free_then != VT_DF_UNKNOWN) {
+            vt_human(f->free_then, b, sizeof b);
+            printf(", %s free then", b);
+        }
+        if (d->time_mono >= f->last_ns)
+            printf(", last %.1f s before this dump", (double)(d->time_mono - f->last_ns) / 1e9);
+        putchar('\n');
+        vt_site_print_frames(s, "             ", VT_TEXT_FRAMES, o->full);
+        if (!s->nframes)
+            printf("             (no stack recorded)\n");
+    }
+    if (all > listed)
+        printf("  and %llu more, of requests not listed (the newest %zu distinct ones are kept)\n",
+               (unsigned long long)(all - listed), m->nfailed);
+}
+
 static void vt_report_text(const struct vt_report_opts *o, const struct vt_model *m)
 {
     const struct vt_dumpfile *d = m->d;
@@ -199,6 +233,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
     }
     vt_bridges_text(d);
+    vt_failed_text(o, m);
     int is_exit = !strcmp(d->reason, "exit");
     /* Allocated memory by call site first; the caching allocators' segments after, apart: their
      * allocated part is already listed under their blocks' sites. */
@@ -349,7 +384,18 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
     } else {
         fputs("null", f);
     }
-    fputs(",\"sites\":", f);
+    fprintf(f, ",\"oom_events\":%llu,\"failed\":[", (unsigned long long)vt_df_counter(d, "oom_events"));
+    for (size_t i = 0; i < m->nfailed; i++) {
+        const struct vt_df_failed *fr = &d->failed[i];
+        fputs(i ? ",{" : "{", f);
+        vt_site_json_head(f, &m->failed[i]);
+        fprintf(f, ",\"device\":%d,\"size\":%llu,\"count\":%llu,\"free_then\":", fr->device,
+                (unsigned long long)fr->size, (unsigned long long)fr->count);
+        vt_json_u64(f, fr->free_then);
+        fprintf(f, ",\"first_ns\":%llu,\"last_ns\":%llu,\"result\":%d}", (unsigned long long)fr->first_ns,
+                (unsigned long long)fr->last_ns, fr->result);
+    }
+    fputs("],\"sites\":", f);
     vt_json_sites(o, m);
     if (!strcmp(d->reason, "exit")) {
         fputs(",\"leaks\":", f);

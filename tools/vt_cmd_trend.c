@@ -1,5 +1,7 @@
-/* vramtrace trend DUMP...: three or more dumps of one process; the call sites whose live bytes grew in
- * every interval, with their rate per minute, and one verdict line. */
+/* vramtrace trend DUMP...: three or more dumps of one process, taken in order of time whatever order
+ * they are given in; the call sites whose live bytes grew overall and never shrank (a leak need not grow
+ * in every interval: requests come in bursts), with how many intervals they grew in and their rate per
+ * minute, and one verdict line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,9 @@
 struct vt_series {
     const struct vt_site *site; /* the site as seen last */
     uint64_t *bytes;            /* one per dump, 0 where absent */
-    int monotonic;
+    int monotonic;              /* grew in every interval */
+    int grows;                  /* grew overall and never shrank */
+    int grew;                   /* intervals it grew in */
     double rate;                /* bytes per minute, first to last dump */
 };
 
@@ -31,8 +35,8 @@ static int vt_by_time(const void *a, const void *b)
 static int vt_by_rate(const void *a, const void *b)
 {
     const struct vt_series *x = a, *y = b;
-    if (x->monotonic != y->monotonic)
-        return y->monotonic - x->monotonic;
+    if (x->grows != y->grows)
+        return y->grows - x->grows;
     return x->rate < y->rate ? 1 : x->rate > y->rate ? -1 : strcmp(x->site->key, y->site->key);
 }
 
@@ -80,6 +84,12 @@ int vt_cmd_trend(int argc, char **argv)
     }
     if (rc)
         goto out;
+    for (int i = 1; i < n; i++)
+        if (dm[i].d.time_mono < dm[i - 1].d.time_mono) {
+            fprintf(stderr, "vramtrace trend: the dumps were not given in the order they were taken: taken in that "
+                            "order\n");
+            break;
+        }
     qsort(dm, (size_t)n, sizeof *dm, vt_by_time);
 
     /* Every site of any dump, its bytes in each. */
@@ -110,9 +120,13 @@ int vt_cmd_trend(int argc, char **argv)
                 const struct vt_site *t = vt_model_find(&dm[k].m, s->key);
                 x->bytes[k] = t ? t->bytes : 0;
             }
-            x->monotonic = 1;
-            for (int k = 1; k < n; k++)
-                x->monotonic &= x->bytes[k] > x->bytes[k - 1];
+            int shrank = 0;
+            for (int k = 1; k < n; k++) {
+                x->grew += x->bytes[k] > x->bytes[k - 1];
+                shrank |= x->bytes[k] < x->bytes[k - 1];
+            }
+            x->monotonic = x->grew == n - 1;
+            x->grows = !shrank && x->bytes[n - 1] > x->bytes[0];
             double minutes = (double)(dm[n - 1].d.time_mono - dm[0].d.time_mono) / 60e9;
             x->rate = minutes > 0 ? ((double)x->bytes[n - 1] - (double)x->bytes[0]) / minutes : 0;
             ns++;
@@ -122,8 +136,8 @@ int vt_cmd_trend(int argc, char **argv)
 
     int leak = 0, cache = 0;
     for (size_t i = 0; i < ns; i++) {
-        leak |= se[i].monotonic && se[i].site->role == VT_ROLE_ALLOCATED;
-        cache |= se[i].monotonic && se[i].site->role != VT_ROLE_ALLOCATED;
+        leak |= se[i].grows && se[i].site->role == VT_ROLE_ALLOCATED;
+        cache |= se[i].grows && se[i].site->role != VT_ROLE_ALLOCATED;
     }
     uint64_t res_first = 0, res_last = 0;
     int res_monotonic = 1;
@@ -158,16 +172,17 @@ int vt_cmd_trend(int argc, char **argv)
             printf(",\"class\":\"%s\",\"bytes\":[", vt_site_class(se[i].site));
             for (int k = 0; k < n; k++)
                 printf("%s%llu", k ? "," : "", (unsigned long long)se[i].bytes[k]);
-            printf("],\"monotonic\":%s,\"rate_bytes_per_min\":%.0f}", se[i].monotonic ? "true" : "false", se[i].rate);
+            printf("],\"monotonic\":%s,\"grows\":%s,\"grew_intervals\":%d,\"rate_bytes_per_min\":%.0f}",
+                   se[i].monotonic ? "true" : "false", se[i].grows ? "true" : "false", se[i].grew, se[i].rate);
         }
         printf("],\"verdict\":\"%s\"}\n", verdict);
     } else {
         printf("trend of process %ld over %d dumps, %.1f s\n", dm[0].d.pid, n,
                (double)(dm[n - 1].d.time_mono - dm[0].d.time_mono) / 1e9);
         size_t shown = 0;
-        for (size_t i = 0; i < ns && se[i].monotonic; i++) {
+        for (size_t i = 0; i < ns && se[i].grows; i++) {
             if (!shown++)
-                printf("\nsites that grew in every interval:\n");
+                printf("\nsites that grew and never shrank:\n");
             vt_human_delta((int64_t)se[i].rate, a, sizeof a);
             printf("%12s/min  %-9s %s (%s):", a, vt_site_class(se[i].site), se[i].site->kind,
                    se[i].site->api);
@@ -175,17 +190,17 @@ int vt_cmd_trend(int argc, char **argv)
                 vt_human(se[i].bytes[k], a, sizeof a);
                 printf("%s %s", k ? " ->" : "", a);
             }
-            putchar('\n');
+            printf(" (grew in %d of %d intervals)\n", se[i].grew, n - 1);
             vt_site_print_frames(se[i].site, "               ", 8, full);
         }
         if (!shown)
-            printf("\nno site grew in every interval\n");
+            printf("\nno site grew without shrinking\n");
         printf("verdict: %s", verdict);
         if (leak) {
             vt_human_delta((int64_t)se[0].rate, a, sizeof a);
             printf(": %s/min at %s", a, se[0].site->nframes ? vt_site_name(se[0].site) : "an unknown site");
         } else if (!strcmp(verdict, "cache-growth")) {
-            printf(": reserved grew, no allocation site grew every time: cache, not a leak");
+            printf(": reserved grew, no allocation site grew without shrinking: cache, not a leak");
         }
         putchar('\n');
     }

@@ -161,7 +161,7 @@ struct vt_df_caps {
 static int vt_df_text_fields(const char *line)
 {
     static const struct { const char *prefix; int fields; } text[] = {
-        {"exe ", 1}, {"module ", 6}, {"python ", 4}, {"history ", 3}, {"bridge ", 3}, {"pyframe ", 4},
+        {"exe ", 1}, {"cmdline ", 1}, {"module ", 6}, {"python ", 4}, {"history ", 3}, {"bridge ", 3}, {"pyframe ", 4},
     };
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (!strncmp(line, text[i].prefix, strlen(text[i].prefix)))
@@ -371,11 +371,13 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         return r;
     if ((r = vt_df_bridge_record(p, d, cap)) <= 0)
         return r;
-    if (!strcmp(key, "exe")) {
+    if (!strcmp(key, "exe") || !strcmp(key, "cmdline")) {
         if (p->nf != 1 || !p->rest)
-            return vt_df_fail(p, "'exe' record needs a path");
-        free(d->exe);
-        if (!(d->exe = strdup(p->rest)))
+            return vt_df_fail(p, "'%s' record needs its text", key);
+        char **to = key[0] == 'e' ? &d->exe : &d->cmdline;
+        if (*to)
+            return vt_df_fail(p, "a second '%s' record", key);
+        if (!(*to = strdup(p->rest)))
             return vt_df_fail(p, "out of memory");
     } else if (!strcmp(key, "device")) {
         VT_DF_GROW(d->devices, d->ndevices, cap->devices);
@@ -860,6 +862,7 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
 void vt_dumpfile_free(struct vt_dumpfile *d)
 {
     free(d->exe);
+    free(d->cmdline);
     for (size_t i = 0; i < d->nmodules; i++)
         free(d->modules[i].path);
     for (size_t i = 0; i < d->nstacks; i++)

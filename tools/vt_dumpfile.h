@@ -158,6 +158,7 @@ struct vt_dumpfile {
     int version;
     long pid, ppid;
     char *exe;
+    char *cmdline; /* version 4: the command line as written (arguments apart by spaces, \xHH escapes); NULL before */
     char reason[16];
     unsigned long seq;
     uint64_t time_wall, time_mono, start_wall, start_mono;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "vt_settings.h"
 #include "vt_units.h"
 
 void vt_human(uint64_t b, char *out, size_t len)
@@ -27,10 +28,17 @@ void vt_human_delta(int64_t b, char *out, size_t len)
 
 int vt_parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
+    /* The number: decimal digits and one point at most (no nan, inf, sign, exponent or hex). */
+    char num[40];
+    size_t n = strspn(s, "0123456789.");
+    double v;
+    if (!n || n >= sizeof num)
         return -1;
+    memcpy(num, s, n);
+    num[n] = 0;
+    if (vt_parse_decimal(num, &v) < 0)
+        return -1;
+    const char *end = s + n;
     static const struct { const char *suffix; double mult; } units[] = {
         {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1024.0}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1048576.0},
         {"mib", 1048576.0}, {"g", 1073741824.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0},
