@@ -24,7 +24,8 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
-            $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy
+            $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
+            $(BUILD)/tests/prog_safety
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -95,6 +96,8 @@ $(BUILD)/fake/libcudart_static.a: $(BUILD)/tests/fake/fake_cudart.o
 # Test programs: exported symbols (-rdynamic) so stacks name their functions.
 PROG_FLAGS := -rdynamic -Wl,-rpath,'$$ORIGIN/../fake'
 $(BUILD)/tests/prog_driver: $(BUILD)/tests/progs/prog_driver.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcuda.so.1
+	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1 -ldl -lpthread
+$(BUILD)/tests/prog_safety: $(BUILD)/tests/progs/prog_safety.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcuda.so.1
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1 -ldl -lpthread
 $(BUILD)/tests/prog_rt_shared: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart.so
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -lcudart -ldl -lpthread

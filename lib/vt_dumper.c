@@ -27,8 +27,12 @@ struct vt_sync {
     struct vt_snapshot snap;
     int have_snap;
     int done, result, abandoned;
+    int on_heap; /* the exit request is not: the exiting thread may hold malloc's lock (exit() from a signal
+                    handler that interrupted malloc), so it allocates nothing */
     char path[4096];
 };
+
+static struct vt_sync vt_exit_req;
 
 static sem_t vt_wake;
 static atomic_int vt_started; /* 0 not yet, 1 running, -1 could not start */
@@ -140,7 +144,8 @@ static void vt_serve_sync(void)
     pthread_mutex_unlock(&vt_sync_mu);
     if (gone) {
         free(r->bridge);
-        free(r);
+        if (r->on_heap)
+            free(r);
     }
 }
 
@@ -265,7 +270,8 @@ static int vt_sync_run(struct vt_sync *r)
             if (r->have_snap)
                 vt_snapshot_free(&r->snap);
             pthread_mutex_unlock(&vt_sync_mu);
-            free(r);
+            if (r->on_heap)
+                free(r);
             return -1;
         }
         r->abandoned = 1; /* the dumper frees it */
@@ -284,7 +290,7 @@ static int vt_sync_dump(enum vt_reason reason, char *bridge, struct vt_snapshot 
         free(bridge);
         return r;
     }
-    struct vt_sync *r = calloc(1, sizeof *r);
+    struct vt_sync *r = reason == VT_REASON_EXIT ? &vt_exit_req : calloc(1, sizeof *r);
     if (!r) {
         free(bridge);
         if (have_snap)
@@ -292,6 +298,7 @@ static int vt_sync_dump(enum vt_reason reason, char *bridge, struct vt_snapshot 
         vt_say_once(VT_ONCE_NOMEM, "out of memory: no dump written");
         return -1;
     }
+    r->on_heap = r != &vt_exit_req;
     r->reason = reason;
     r->bridge = bridge;
     if (have_snap)
@@ -305,7 +312,8 @@ static int vt_sync_dump(enum vt_reason reason, char *bridge, struct vt_snapshot 
             path[len - 1] = 0;
         }
         free(r->bridge);
-        free(r);
+        if (r->on_heap)
+            free(r);
     } else if (reason == VT_REASON_EXIT) {
         vt_say_once(VT_ONCE_EXIT, "the exit dump made no progress for %.0f s (a lock it needs is held by a "
                     "thread that exit() interrupted?); the program exits without it", vt_stall_limit());

@@ -1,5 +1,5 @@
-/* vramtrace's own mutexes, taken through these helpers so that each thread knows whether it holds one
- * of them right now. That is what the exit dump asks: exit() called from a signal handler that
+/* The mutexes a dump needs (the table's, the Python stacks'), taken through these helpers so that each
+ * thread knows whether it holds one of them right now. That is what the exit dump asks: exit() called from a signal handler that
  * interrupted one of our critical sections must not wait for a lock its own thread holds. */
 #ifndef VT_LOCK_H
 #define VT_LOCK_H
@@ -17,17 +17,6 @@ static inline void vt_mutex_lock(pthread_mutex_t *m)
 static inline void vt_mutex_unlock(pthread_mutex_t *m)
 {
     pthread_mutex_unlock(m);
-    vt_locks_held--;
-}
-
-/* A section that takes locks of someone else's (libunwind's, while it walks a stack). */
-static inline void vt_section_enter(void)
-{
-    vt_locks_held++;
-}
-
-static inline void vt_section_leave(void)
-{
     vt_locks_held--;
 }
 

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "vt_config.h"
-#include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_pycapture.h"
@@ -42,7 +41,7 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
     size_t len = (n + 1) * sizeof(uintptr_t);
     struct vt_stack *s;
     uint32_t id = 0;
-    vt_mutex_lock(&vt_stack_lock);
+    pthread_mutex_lock(&vt_stack_lock);
     HASH_FIND(hh, vt_stacks_by_pc, key, len, s);
     if (s) {
         id = s->id;
@@ -63,7 +62,7 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
             id = s->id;
         }
     }
-    vt_mutex_unlock(&vt_stack_lock);
+    pthread_mutex_unlock(&vt_stack_lock);
     if (!id)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
     return id;
@@ -74,7 +73,6 @@ uint32_t vt_stack_capture(void)
     if (vt_cfg.depth <= 0)
         return 0;
     void *raw[VT_DEPTH_MAX + 16 + 1];
-    vt_section_enter();
     atomic_fetch_add(&vt_unwinding, 1);
     while (atomic_load(&vt_forking)) {
         atomic_fetch_sub(&vt_unwinding, 1);
@@ -84,7 +82,6 @@ uint32_t vt_stack_capture(void)
     }
     int got = unw_backtrace(raw, vt_cfg.depth + 16);
     atomic_fetch_sub(&vt_unwinding, 1);
-    vt_section_leave();
     int skip = 0;
     while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
         skip++;
@@ -102,10 +99,10 @@ uint32_t vt_stack_capture(void)
 
 const struct vt_stack *vt_stack_all(uint32_t *count)
 {
-    vt_mutex_lock(&vt_stack_lock);
-    const struct vt_stack *head = vt_stacks_list;
-    *count = vt_stacks_count;
-    vt_mutex_unlock(&vt_stack_lock);
+    /* Lock-free: the newest stack is published last and carries the highest id, so the list from it is
+     * complete. The exit dump reads it even when exit() interrupted an intern on its own thread. */
+    const struct vt_stack *head = __atomic_load_n(&vt_stacks_list, __ATOMIC_ACQUIRE);
+    *count = head ? head->id : 0;
     return head;
 }
 
@@ -116,19 +113,19 @@ void vt_stack_atfork_prepare(void)
      * was stopped inside one (a debugger). */
     for (int i = 0; atomic_load(&vt_unwinding) && i < 1000000; i++)
         sched_yield();
-    vt_mutex_lock(&vt_stack_lock);
+    pthread_mutex_lock(&vt_stack_lock);
 }
 
 void vt_stack_atfork_parent(void)
 {
-    vt_mutex_unlock(&vt_stack_lock);
+    pthread_mutex_unlock(&vt_stack_lock);
     atomic_store(&vt_forking, 0);
 }
 
 void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
-    vt_mutex_unlock(&vt_stack_lock);
+    pthread_mutex_unlock(&vt_stack_lock);
     atomic_store(&vt_unwinding, 0);
     atomic_store(&vt_forking, 0);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,6 +141,8 @@ int run_prog(struct run *r, const char *prog, const char *const *args, const cha
         int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(o, 1);
         dup2(e, 2);
+        close(o);
+        close(e);
         setenv("LD_LIBRARY_PATH", fake, 1);
         setenv("VRAMTRACE_DIR", r->dir, 1);
         if (chdir(r->dir) != 0)
@@ -149,7 +152,18 @@ int run_prog(struct run *r, const char *prog, const char *const *args, const cha
         else
             unsetenv("LD_PRELOAD");
         for (const char *const *p = env; p && *p; p++) {
-            if (!strncmp(*p, "LD_PRELOAD_AFTER=", 17)) {
+            if (!strncmp(*p, "RLIMIT_NOFILE=", 14) || !strncmp(*p, "RLIMIT_FSIZE=", 13)) {
+                struct rlimit rl;
+                rl.rlim_cur = rl.rlim_max = strtoull(strchr(*p, '=') + 1, NULL, 10);
+                setrlimit((*p)[7] == 'N' ? RLIMIT_NOFILE : RLIMIT_FSIZE, &rl);
+            } else if (!strcmp(*p, "STDERR_PIPE_CLOSED=1")) {
+                int pp[2];
+                if (pipe(pp) == 0) {
+                    close(pp[0]);
+                    dup2(pp[1], 2);
+                    close(pp[1]);
+                }
+            } else if (!strncmp(*p, "LD_PRELOAD_AFTER=", 17)) {
                 char both[2 * PATH_MAX + 16];
                 snprintf(both, sizeof both, "%s:%s/tests/%s", lib, build_dir(), *p + 17);
                 setenv("LD_PRELOAD", both, 1);

@@ -28,7 +28,9 @@ struct run {
 const char *build_dir(void);
 
 /* Runs build/tests/PROG (or PROG itself when it is an absolute path) with args; env entries "NAME=VALUE" are added; preload=0 runs it bare.
- * An env entry "LD_PRELOAD_AFTER=LIB" preloads build/tests/LIB after libvramtrace.so. */
+ * An env entry "LD_PRELOAD_AFTER=LIB" preloads build/tests/LIB after libvramtrace.so; "RLIMIT_NOFILE=N" and
+ * "RLIMIT_FSIZE=N" set those limits for the program; "STDERR_PIPE_CLOSED=1" gives it a stderr that is a
+ * pipe nobody reads (a write raises SIGPIPE). */
 int run_prog(struct run *r, const char *prog, const char *const *args, const char *const *env, int preload);
 void run_free(struct run *r);
 

@@ -52,6 +52,7 @@ struct CUmemPoolHandle_st {
 };
 
 struct fake_phys {
+    struct fake_phys *next; /* every live handle: a handle is checked against this list, never trusted */
     size_t size;
     int dev; /* -1 for host locations */
     int refs, maps;
@@ -85,8 +86,26 @@ static struct fake_pool fake_default_pool[FAKE_MAX_DEVICES];
 static struct fake_block *fake_blocks;
 static struct fake_map *fake_maps;
 static struct fake_va *fake_vas;
+static struct fake_phys *fake_physs;
 static __thread CUcontext fake_ctx_stack[16];
 static __thread int fake_ctx_depth;
+
+/* Fork: the child gets the lock free, whatever another thread was doing (a real driver is fork-safe
+ * in the same way: the child may not use it, but never hangs in it). */
+static void fake_atfork_prepare(void)
+{
+    pthread_mutex_lock(&fake_lock);
+}
+
+static void fake_atfork_release(void)
+{
+    pthread_mutex_unlock(&fake_lock);
+}
+
+__attribute__((constructor)) static void fake_init(void)
+{
+    pthread_atfork(fake_atfork_prepare, fake_atfork_release, fake_atfork_release);
+}
 
 static uint64_t fake_parse_size(const char *s, uint64_t dflt)
 {
@@ -658,6 +677,10 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     p->refs = 1;
     pthread_mutex_lock(&fake_lock);
     int ok = !on_dev || fake_charge(p->dev, size);
+    if (ok) {
+        p->next = fake_physs;
+        fake_physs = p;
+    }
     pthread_mutex_unlock(&fake_lock);
     if (!ok) {
         free(p);
@@ -667,6 +690,16 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     return CUDA_SUCCESS;
 }
 
+/* The live handle, or NULL: as the real driver, an unknown handle is an error, never a crash. Called
+ * with fake_lock held. */
+static struct fake_phys *fake_phys_find(CUmemGenericAllocationHandle handle)
+{
+    for (struct fake_phys *p = fake_physs; p; p = p->next)
+        if ((CUmemGenericAllocationHandle)(uintptr_t)p == handle)
+            return p;
+    return NULL;
+}
+
 /* Called with fake_lock held. */
 static void fake_phys_maybe_free(struct fake_phys *p)
 {
@@ -674,17 +707,20 @@ static void fake_phys_maybe_free(struct fake_phys *p)
         return;
     if (p->dev >= 0)
         fake_used[p->dev] -= p->size;
+    for (struct fake_phys **pp = &fake_physs; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
     free(p);
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    struct fake_phys *p = (struct fake_phys *)(uintptr_t)handle;
-    if (!p)
-        return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fake_lock);
+    struct fake_phys *p = fake_phys_find(handle);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
-    if (p->refs > 0) {
+    if (p && p->refs > 0) {
         p->refs--;
         fake_phys_maybe_free(p);
         r = CUDA_SUCCESS;
@@ -735,17 +771,17 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                   unsigned long long flags)
 {
-    struct fake_phys *p = (struct fake_phys *)(uintptr_t)handle;
-    if (!p || flags || !size || offset + size > p->size)
+    if (flags || !size)
         return CUDA_ERROR_INVALID_VALUE;
     struct fake_map *m = calloc(1, sizeof *m);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&fake_lock);
+    struct fake_phys *p = fake_phys_find(handle);
     int inside = 0;
     for (struct fake_va *va = fake_vas; va; va = va->next)
         inside |= ptr >= va->addr && ptr + size <= va->addr + va->size;
-    if (!inside || p->refs <= 0) {
+    if (!p || offset + size > p->size || !inside || p->refs <= 0) {
         pthread_mutex_unlock(&fake_lock);
         free(m);
         return CUDA_ERROR_INVALID_VALUE;

@@ -1,0 +1,247 @@
+/* Test program for the ways a host process can be harmed (issue 13): exit() from a signal handler
+ * while allocating, fork under load, the program's own signal semantics, file descriptors and threads,
+ * bursts of out-of-memory failures, dumps past `ulimit -f`. Linked to the (fake) driver with -lcuda;
+ * prints what the tests compare. */
+#include <cuda.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "prog_common.h"
+
+#define NOINLINE __attribute__((noinline, used))
+
+static void ctx(void)
+{
+    CUcontext c;
+    prog_check(cuInit(0) == CUDA_SUCCESS, "cuInit");
+    prog_check(cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS, "retain");
+    prog_check(cuCtxSetCurrent(c) == CUDA_SUCCESS, "set current");
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+static int count_tasks(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* A C daemon's shutdown: SIGTERM's handler calls exit() whenever it comes, here mostly while the main
+ * thread is inside an allocation or a free. */
+static void on_term(int sig)
+{
+    (void)sig;
+    exit(0);
+}
+
+NOINLINE static void mode_termexit(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    CUdeviceptr keep[64] = {0};
+    unsigned i = 0;
+    printf("ready\n");
+    fflush(stdout);
+    for (;;) {
+        unsigned k = (i++ * 2654435761u) % 64;
+        if (keep[k]) {
+            cuMemFree(keep[k]);
+            keep[k] = 0;
+        } else {
+            cuMemAlloc(&keep[k], 4096 + k * 512);
+        }
+    }
+}
+
+static volatile int stop;
+
+NOINLINE static void *churn(void *arg)
+{
+    (void)arg;
+    CUdeviceptr keep[8] = {0};
+    unsigned i = 0;
+    while (!stop) {
+        unsigned k = i++ % 8;
+        if (keep[k]) {
+            cuMemFree(keep[k]);
+            keep[k] = 0;
+        } else {
+            cuMemAlloc(&keep[k], 1024 + k);
+        }
+    }
+    return NULL;
+}
+
+NOINLINE static void child_alloc(void)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, 4096) == CUDA_SUCCESS, "child alloc");
+    cuMemFree(p);
+}
+
+/* fork() while four threads capture stacks; each child allocates once (its first recorded stack) and
+ * exits. A child that hangs is ended by its alarm, and counted. */
+static void mode_forkload(int forks)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, churn, NULL);
+    int hangs = 0, bad = 0;
+    for (int i = 0; i < forks; i++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(5);
+            child_alloc();
+            _exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)
+            hangs++;
+        else if (!WIFEXITED(st) || WEXITSTATUS(st))
+            bad++;
+    }
+    stop = 1;
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    printf("forks %d hangs %d bad %d\n", forks, hangs, bad);
+}
+
+static volatile sig_atomic_t calls, usr2_blocked;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    calls++;
+    sigset_t cur;
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    usr2_blocked = sigismember(&cur, SIGUSR2);
+}
+
+static const char *disposition(int sig)
+{
+    struct sigaction sa;
+    sigaction(sig, NULL, &sa);
+    if (sa.sa_flags & SA_SIGINFO)
+        return "handled";
+    return sa.sa_handler == SIG_IGN ? "ignored" : sa.sa_handler == SIG_DFL ? "default" : "handled";
+}
+
+NOINLINE static void some_alloc(void)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, 1 << 20) == CUDA_SUCCESS, "alloc");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(mode, "termexit")) {
+        ctx();
+        mode_termexit();
+    } else if (!strcmp(mode, "forkload")) {
+        ctx();
+        mode_forkload(argc > 2 ? atoi(argv[2]) : 200);
+    } else if (!strcmp(mode, "sigreset")) {
+        /* The program takes SIGUSR1 back to its default after vramtrace installed its handler. */
+        ctx();
+        some_alloc();
+        signal(SIGUSR1, SIG_DFL);
+        printf("ready\n");
+        nap_ms(argc > 2 ? atoi(argv[2]) : 2000);
+    } else if (!strcmp(mode, "sigignore")) {
+        /* Ignored before CUDA is used: it must stay ignored. */
+        signal(SIGUSR1, SIG_IGN);
+        ctx();
+        some_alloc();
+        printf("usr1 %s\n", disposition(SIGUSR1));
+        printf("ready\n");
+        nap_ms(argc > 2 ? atoi(argv[2]) : 2000);
+    } else if (!strcmp(mode, "sigoneshot") || !strcmp(mode, "sigmask")) {
+        /* The program's own handler, installed before CUDA: one-shot, or with SIGUSR2 in its mask. */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sigemptyset(&sa.sa_mask);
+        if (!strcmp(mode, "sigmask"))
+            sigaddset(&sa.sa_mask, SIGUSR2);
+        else
+            sa.sa_flags = SA_RESETHAND;
+        sigaction(SIGUSR1, &sa, NULL);
+        ctx();
+        some_alloc();
+        raise(SIGUSR1);
+        prog_wait_dumps(1);
+        raise(SIGUSR1);
+        prog_wait_dumps(2);
+        printf("handler-calls %d usr2-blocked-in-handler %d\n", (int)calls, (int)usr2_blocked);
+    } else if (!strcmp(mode, "fds")) {
+        /* How many files the program can open once CUDA is in use. */
+        ctx();
+        some_alloc();
+        int n = 0;
+        while (open("/dev/null", O_RDONLY) >= 0)
+            n++;
+        printf("opened %d\n", n);
+    } else if (!strcmp(mode, "threads")) {
+        int before = count_tasks();
+        ctx();
+        some_alloc();
+        printf("threads-added %d\n", count_tasks() - before);
+    } else if (!strcmp(mode, "oomburst")) {
+        /* 65 failures in a burst, then an exit soon after: the usual death of a training job. */
+        ctx();
+        int failed = 0;
+        for (int i = 0; i < 65; i++) {
+            CUdeviceptr p;
+            failed += cuMemAlloc(&p, (size_t)1 << 40) == CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        printf("failed %d\n", failed);
+        nap_ms(argc > 2 ? atoi(argv[2]) : 300);
+    } else if (!strcmp(mode, "bigdump")) {
+        /* A dump larger than the file size limit the test sets. */
+        ctx();
+        for (int i = 0; i < 200; i++)
+            some_alloc();
+        prog_dump();
+    } else if (!strcmp(mode, "sleep")) {
+        ctx();
+        some_alloc();
+        printf("ready\n");
+        nap_ms(argc > 2 ? atoi(argv[2]) : 1000);
+    } else if (!strcmp(mode, "twodumps")) {
+        ctx();
+        some_alloc();
+        prog_dump();
+        prog_dump();
+    } else {
+        fprintf(stderr, "unknown mode '%s'\n", mode);
+        return 2;
+    }
+    printf("done\n");
+    return 0;
+}
