@@ -96,7 +96,17 @@ static void test_diff(const struct run *grow, const struct run *grow2)
 
     cmd(&r, "diff", p1, p2, "--fail-on-growth", "512K");
     is_u64((uint64_t)r.status, 3, "diff --fail-on-growth 512K: exit 3 on 1 MiB of allocated growth");
+    ok(strstr(r.err, "allocated memory grew by +1.0 MiB, more than --fail-on-growth 512.0 KiB: exit 3") != NULL,
+       "and says why on stderr");
     run_free(&r);
+    static const char *const bad_sizes[] = {"nan", "inf", "-1M", "1e3", "0x10", "12Q"};
+    int all_refused = 1;
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
+        cmd(&r, "diff", p1, p2, "--fail-on-growth", bad_sizes[i]);
+        all_refused &= r.status == 2 && strstr(r.err, "--fail-on-growth wants a size") != NULL;
+        run_free(&r);
+    }
+    ok(all_refused, "--fail-on-growth nan, inf, -1M, 1e3, 0x10, 12Q: each refused, exit 2");
     cmd(&r, "diff", p1, p2, "--fail-on-growth", "2M");
     is_u64((uint64_t)r.status, 0, "diff --fail-on-growth 2M: exit 0");
     run_free(&r);
@@ -121,7 +131,23 @@ static void test_diff(const struct run *grow, const struct run *grow2)
     run_free(&r);
 }
 
-static void test_pool_diff(void)
+/* Dumps of two different programs say nothing about a leak: refused unless --force. */
+static void test_two_programs(const struct run *grow, const char *pool_dump)
+{
+    struct run r;
+    char g[700];
+    dump_path(g, sizeof g, grow, grow->pid, 1);
+    cmd(&r, "diff", g, pool_dump, NULL, NULL);
+    ok(r.status == 2 && strstr(r.err, "two different programs") && strstr(r.err, "prog_driver grow") &&
+           strstr(r.err, "prog_driver pool") && !r.out[0],
+       "diff of two different programs: refused, exit 2, both command lines named");
+    run_free(&r);
+    cmd(&r, "diff", g, pool_dump, "--force", NULL);
+    ok(r.status == 0 && strstr(r.out, "verdict: "), "with --force: compared by call site");
+    run_free(&r);
+}
+
+static void test_pool_diff(const struct run *grow)
 {
     struct run pool, r;
     const char *args[] = {"pool", NULL};
@@ -129,6 +155,7 @@ static void test_pool_diff(void)
     char p1[700], p2[700];
     dump_path(p1, sizeof p1, &pool, pool.pid, 1);
     dump_path(p2, sizeof p2, &pool, pool.pid, 2);
+    test_two_programs(grow, p1);
     cmd(&r, "report", p2, "--json", NULL, NULL);
     ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":1048576,\"cached\":4194304") != NULL,
        "report: a pool's free memory is cached (reserved 5 MiB, allocated 1 MiB, cached 4 MiB)");
@@ -182,6 +209,38 @@ static void test_trend(const struct run *grow, const struct run *grow2)
 }
 
 /* vramtrace report of one dump per process: two runs of the growing program and one of the library. */
+/* A leak in bursts: 10, 20, 30, 30, 40, 50 MiB. It grew overall and never shrank: a leak suspect,
+ * although one interval saw no growth. Dumps written by hand, given out of order. */
+static void test_trend_bursts(void)
+{
+    static const int mib[] = {10, 20, 30, 30, 40, 50};
+    char dir[] = "/tmp/vramtrace-trend.XXXXXX", path[6][128];
+    if (!ok(mkdtemp(dir) != NULL, "trend bursts: temp dir"))
+        return;
+    for (int i = 0; i < 6; i++) {
+        snprintf(path[i], sizeof path[i], "%s/vramtrace.4242.%d.dump", dir, i + 1);
+        FILE *f = fopen(path[i], "w");
+        if (!f)
+            continue;
+        fprintf(f, "vramtrace-dump 4\npid 4242\nppid 1\nexe /bin/server\ncmdline server\nreason interval\nseq %d\n"
+                   "time %d000000000 %d000000000\nstart 1000 1000\ndepth 32\nstack 1 1 0x401000 0\n"
+                   "frame 0x401000 handle_request+0x10\nalloc 0x100000 %d device cuMemAlloc_v2 0 0x0 0x0 0x0 0 1 1 1 1\n"
+                   "end\n", i + 1, 1700000000 + 60 * i, 60 * (i + 1), mib[i] << 20);
+        fclose(f);
+    }
+    struct run r;
+    const char *args[] = {"trend", path[5], path[0], path[1], path[2], path[3], path[4], NULL};
+    run_prog(&r, "../vramtrace", args, NULL, 0);
+    ok(r.status == 0 && strstr(r.out, "verdict: leak-suspect") && strstr(r.out, "(grew in 4 of 5 intervals)") &&
+           strstr(r.out, "10.0 MiB -> 20.0 MiB -> 30.0 MiB -> 30.0 MiB -> 40.0 MiB -> 50.0 MiB"),
+       "trend 10, 20, 30, 30, 40, 50 MiB: leak-suspect, grew in 4 of 5 intervals, in time order");
+    ok(strstr(r.err, "not given in the order they were taken") != NULL, "the reordering is said");
+    run_free(&r);
+    for (int i = 0; i < 6; i++)
+        unlink(path[i]);
+    rmdir(dir);
+}
+
 static void test_report_processes(const struct run *grow, const struct run *grow2)
 {
     struct run lib, r;
@@ -531,7 +590,8 @@ int main(void)
     ok(grow.status == 0 && grow2.status == 0, "two runs of the growing program");
     test_report(&grow);
     test_diff(&grow, &grow2);
-    test_pool_diff();
+    test_pool_diff(&grow);
+    test_trend_bursts();
     test_trend(&grow, &grow2);
     test_report_processes(&grow, &grow2);
     test_diff_processes(&grow, &grow2);

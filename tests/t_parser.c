@@ -131,7 +131,86 @@ int main(void)
     INSERTED("stack-nopy.dump", "stack 99 1 0x10\n", 0, "stack 99 says 1 frames but has 0");
     INSERTED("stack-pystack.dump", "stack 99 1 0x10 42\n", 0, "refers to pystack 42");
     INSERTED("stack-empty.dump", "stack 99 0 0\n", 0, "stack 99 has no frames");
+    /* Never counted twice, never wrapped, never an impossible figure. */
+    INSERTED("dup-alloc.dump",
+             "alloc 0x10 12 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\nalloc 0x10 12 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 2 1 1\n",
+             1, "allocation 0x10 is listed twice");
+    INSERTED("huge.dump", "alloc 0x10 18446744073709551615 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n", 0,
+             "impossible size");
+    INSERTED("big.dump", "alloc 0x10 9223372036854775807 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n", 0,
+             "impossible size");
+    INSERTED("overfull.dump",
+             "device 0 85899345920 - 0 0 - - -\n"
+             "alloc 0x10 562949953421312 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n"
+             "alloc 0x20 562949953421312 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 2 1 1\n",
+             1, "more than the 85899345920 the device has");
+    INSERTED("dup-device.dump", "device 0 - - 0 0 - - -\ndevice 0 - - 0 0 - - -\n", 1, "device 0 is listed twice");
+    INSERTED("dup-counter.dump", "counter dropped 1\n", 0, "counter 'dropped' is listed twice");
+    INSERTED("dup-exe.dump", "exe /bin/other\n", 0, "a second 'exe' record");
 #undef INSERTED
+    /* Windows line endings: named as such, not as a bad number. */
+    char *crlf = malloc(2 * len + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (good[i] == '\n')
+            crlf[k++] = '\r';
+        crlf[k++] = good[i];
+    }
+    expect_bad(r.dir, "crlf.dump", crlf, k, 1, "carriage return");
+    free(crlf);
+    /* Not a dump at all, and endless: /dev/zero is refused at once, not read forever. */
+    {
+        char err2[600];
+        struct vt_dumpfile z;
+        ok(vt_dumpfile_read("/dev/zero", &z, err2, sizeof err2) == -1 && strstr(err2, "/dev/zero:1: ") &&
+               (strstr(err2, "longer than") || strstr(err2, "NUL")),
+           "/dev/zero rejected at its first line: %s", err2);
+        struct run rz;
+        const char *zargs[] = {"report", "/dev/zero", NULL};
+        run_prog(&rz, "../vramtrace", zargs, NULL, 0);
+        ok(rz.status == 2 && count_lines(rz.err, "vramtrace: ") == 1, "vramtrace report /dev/zero: exit 2, one line");
+        run_free(&rz);
+    }
+    /* A path that is not UTF-8: the JSON is still valid UTF-8. */
+    {
+        char *odd = malloc(len + 16);
+        char *exe = strstr(good, "\nexe ");
+        size_t cut = (size_t)(exe - good) + 5;
+        memcpy(odd, good, cut);
+        memcpy(odd + cut, "/tmp/\xff\xfe\xc3(bin", 12);
+        char *eol = strchr(good + cut, '\n');
+        memcpy(odd + cut + 12, eol, len - (size_t)(eol - good));
+        size_t olen = cut + 12 + len - (size_t)(eol - good);
+        char opath[1100];
+        snprintf(opath, sizeof opath, "%s/latin1.dump", r.dir);
+        write_file(opath, odd, olen);
+        free(odd);
+        struct run rj;
+        const char *jargs[] = {"report", opath, "--json", NULL};
+        run_prog(&rj, "../vramtrace", jargs, NULL, 0);
+        int valid = 1;
+        for (const unsigned char *c = (const unsigned char *)rj.out; *c; c++)
+            if (*c >= 0x80) {
+                int n = (*c & 0xe0) == 0xc0 ? 2 : (*c & 0xf0) == 0xe0 ? 3 : (*c & 0xf8) == 0xf0 ? 4 : 0;
+                for (int i = 1; i < n; i++)
+                    valid &= (c[i] & 0xc0) == 0x80;
+                valid &= n > 0;
+                c += n ? n - 1 : 0;
+            }
+        ok(rj.status == 0 && valid && strstr(rj.out, "\"exe\":\"/tmp/\\ufffd\\ufffd\\ufffd(bin\""),
+           "a path with bytes that are not UTF-8: --json stays valid UTF-8 (U+FFFD for each)");
+        run_free(&rj);
+    }
+    /* Output that cannot be written is an error, not exit 0. */
+    {
+        char line[1400];
+        struct run rf;
+        snprintf(line, sizeof line, "%s/vramtrace report %s > /dev/full", build_dir(), good_path);
+        const char *fargs[] = {"-c", line, NULL};
+        run_prog(&rf, "/bin/sh", fargs, NULL, 0);
+        ok(rf.status == 1 && strstr(rf.err, "cannot write the output"), "report > /dev/full: exit 1, said (%s)", rf.err);
+        run_free(&rf);
+    }
     free(bad);
     free(good);
     run_free(&r);
