@@ -131,10 +131,42 @@ $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
 $(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
+	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
 	  -ldw -lelf -lstdc++
 
-test: all $(PROG_BIN) $(TEST_BIN) $(BUILD)/asan/vramtrace
+# The library and the command under the sanitizers (always built with gcc, whose runtimes a test preloads
+# into the uninstrumented test programs): AddressSanitizer with UBSan, and ThreadSanitizer. The dlsym
+# hook and the real-function lookup stay uninstrumented: the sanitizer runtime calls dlsym while it
+# starts, before its shadow memory exists.
+SAN_CC ?= gcc
+SAN_PLAIN := lib/vt_dlsym.c lib/vt_real.c
+SAN_SRC := $(filter-out $(SAN_PLAIN),$(LIB_SRC))
+SAN_FLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -fPIC -Iinclude -Ilib -I$(BUILD)/lib -I$(CUDA_HOME)/include
+$(BUILD)/san-plain/%.o: %.c $(wildcard lib/*.h include/*.h) | check-deps
+	@mkdir -p $(dir $@)
+	$(SAN_CC) $(SAN_FLAGS) -c $< -o $@
+$(BUILD)/asan/%.o: %.c $(wildcard lib/*.h include/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+	@mkdir -p $(dir $@)
+	$(SAN_CC) $(SAN_FLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -c $< -o $@
+$(BUILD)/tsan/%.o: %.c $(wildcard lib/*.h include/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+	@mkdir -p $(dir $@)
+	$(SAN_CC) $(SAN_FLAGS) -fsanitize=thread -c $< -o $@
+$(BUILD)/asan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/asan/%.o)
+	$(SAN_CC) -shared -fsanitize=address,undefined -o $@ $^ -lunwind -ldl -lpthread
+$(BUILD)/tsan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/tsan/%.o)
+	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ -lunwind -ldl -lpthread
+$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
+	@mkdir -p $(dir $@)
+	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lstdc++
+# Where the sanitizers' runtimes are, for the test that preloads them.
+$(BUILD)/san.env: | check-deps
+	@mkdir -p $(dir $@)
+	printf 'asan=%s\ntsan=%s\n' "$$(readlink -f $$($(SAN_CC) -print-file-name=libasan.so))" \
+	  "$$(readlink -f $$($(SAN_CC) -print-file-name=libtsan.so))" > $@
+SAN_BIN := $(BUILD)/asan/vramtrace $(BUILD)/asan/libvramtrace.so $(BUILD)/tsan/libvramtrace.so $(BUILD)/tsan/vramtrace \
+           $(BUILD)/san.env
+
+test: all $(PROG_BIN) $(TEST_BIN) $(SAN_BIN)
 	prove -e '' $(TEST_BIN)
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU

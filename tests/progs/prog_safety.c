@@ -233,6 +233,28 @@ int main(int argc, char **argv)
         some_alloc();
         printf("ready\n");
         nap_ms(argc > 2 ? atoi(argv[2]) : 1000);
+    } else if (!strcmp(mode, "mix")) {
+        /* For the sanitizer builds: four detached threads allocate (stacks taken, table changed) while
+         * the main thread asks for dumps by signal and by API and makes pools and VMM memory; then exit()
+         * with the threads still running (the exit dump among them). */
+        ctx();
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        for (int i = 0; i < 4; i++) {
+            pthread_t t;
+            pthread_create(&t, &at, churn, NULL);
+        }
+        for (int i = 0; i < 20; i++) {
+            kill(getpid(), SIGUSR1);
+            if (i % 5 == 0)
+                prog_dump();
+            some_alloc();
+            nap_ms(5);
+        }
+        prog_wait_dumps(6);
+        printf("done\n");
+        exit(0);
     } else if (!strcmp(mode, "twodumps")) {
         ctx();
         some_alloc();
