@@ -33,7 +33,7 @@ FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/l
 all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 
 # Debian packages this build needs: header -> package.
-DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev \
+DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
         /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
@@ -166,8 +166,8 @@ $(BUILD)/san.env: | check-deps
 SAN_BIN := $(BUILD)/asan/vramtrace $(BUILD)/asan/libvramtrace.so $(BUILD)/tsan/libvramtrace.so $(BUILD)/tsan/vramtrace \
            $(BUILD)/san.env
 
-test: all $(PROG_BIN) $(TEST_BIN) $(SAN_BIN)
-	prove -e '' $(TEST_BIN)
+test: all $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
@@ -181,15 +181,16 @@ demo: all
 bench: all
 	sh bench/run.sh
 
-# The reader under libFuzzer (clang), seeded with dumps the rig writes: make fuzz FUZZ_SECONDS=600
+# The reader under libFuzzer (clang), seeded with dumps the rig writes: make fuzz FUZZ_SECONDS=600.
+# make test builds it and runs it briefly (tests/t_fuzz.sh), so it cannot stop building unnoticed.
 FUZZ_SECONDS ?= 60
-fuzz: test
+FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c $(filter-out tools/vramtrace.c tools/vt_cmd_%.c tools/vt_report_processes.c,$(TOOL_SRC)) \
+            $(SHARED_SRC)
+$(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Itools \
-	  tests/fuzz/fuzz_dumpfile.c tools/vt_dumpfile.c tools/vt_model.c tools/vt_views.c tools/vt_symbols.c tools/vt_json.c \
-	  -ldw -lelf -lstdc++ -o $(BUILD)/fuzz_dumpfile
-	mkdir -p $(BUILD)/fuzz-corpus
-	sh tests/fuzz/seed.sh $(BUILD)
-	$(BUILD)/fuzz_dumpfile -max_total_time=$(FUZZ_SECONDS) -max_len=262144 $(BUILD)/fuzz-corpus
+	  $(FUZZ_SRC) -ldw -lelf -lstdc++ -o $@
+fuzz: all $(PROG_BIN) $(BUILD)/fuzz_dumpfile
+	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)
