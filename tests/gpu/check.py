@@ -6,6 +6,7 @@
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -320,6 +321,29 @@ def check_bridge(name, folder):
          f"history {py['torch_history']}" if py else "no python record")
 
 
+# ---- S: never harm the process (tests/gpu/safety.sh) ----
+def check_safety(folder):
+    path = os.path.join(folder, "safety", "summary.txt")
+    if not os.path.exists(path):
+        check("S safety ran", False, f"no {path}")
+        return
+    for line in open(path):
+        line = line.strip()
+        nums = [int(x) for x in re.findall(r"(\d+) (?:pairs|dumps|killed|ended|hangs|exit 0|lines)", line)]
+        if line.startswith("pairs"):
+            count, dumps, killed, other = nums
+            check("S " + line.split(":")[0] + ": none killed, at least 38 of 40 dumps", killed == 0 and other == 0 and
+                  dumps >= count - 2, line)
+        elif line.startswith("termexit"):
+            m = re.search(r"(\d+) hangs, (\d+) exit 0", line)
+            check("S exit() from a SIGTERM handler while allocating: no hang", m and m.group(1) == "0" and
+                  m.group(2) == "100", line)
+        elif line.startswith("quiet"):
+            m = re.search(r": (\d+) dumps, (\d+) lines said", line)
+            check("S torch imported, CUDA not used: no dump, nothing said", m and m.group(1) == "0" and
+                  m.group(2) == "0", line)
+
+
 # ---- 8: a process that never touches CUDA ----
 def check_nocuda(name, folder):
     bare = [r["seconds"] for r in json_lines(os.path.join(folder, "bare.txt"), "nocuda")]
@@ -328,8 +352,8 @@ def check_nocuda(name, folder):
         check(name + " ran", False, f"see {folder}")
         return
     dumps = glob.glob(os.path.join(folder, "dumps", "*.dump"))
-    with_dev = [p for p in dumps if parse_dump(p)["devices"]]
-    check(name + " no dump with devices", dumps and not with_dev, f"{len(dumps)} dumps, {len(with_dev)} with devices")
+    said = [line for line in open(os.path.join(folder, "preloaded.txt")) if line.startswith("vramtrace:")]
+    check(name + " quiet: no dump, nothing said", not dumps and not said, f"{len(dumps)} dumps, {len(said)} lines")
     check(name + " libcuda never loaded, no context", not any(r["libcuda_loaded"] or r["in_nvidia_smi"] for r in pre),
           f"{len(pre)} runs: libcuda loaded {sum(r['libcuda_loaded'] for r in pre)}, "
           f"listed by nvidia-smi {sum(r['in_nvidia_smi'] for r in pre)}")
@@ -405,6 +429,7 @@ def main():
         ("bridge expandable", lambda: check_bridge("B torch_cache.py expandable", f"{folder}/bridge-expandable")),
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
+        ("safety", lambda: check_safety(folder)),
         ("threads", lambda: check_threads("9 two threads + signals", f"{folder}/threads")),
         ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect",
                                                            "remember_request_for_debugging")),

@@ -78,6 +78,9 @@ echo "sent $n" > "$d/signals.txt"
 # The examples, with the README's commands (tests/gpu/examples.sh).
 sh tests/gpu/examples.sh "$R"
 
+# Issue 13's figures on the real driver: run & / dump $! pairs, SIGTERM exits, silence without CUDA.
+sh tests/gpu/safety.sh "$R"
+
 cat "$R/versions.txt"
 python3 tests/gpu/check.py "$R" "$B/vramtrace" > "$R/check.txt" 2>&1
 status=$?
