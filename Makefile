@@ -167,7 +167,7 @@ SAN_BIN := $(BUILD)/asan/vramtrace $(BUILD)/asan/libvramtrace.so $(BUILD)/tsan/l
            $(BUILD)/san.env
 
 test: all $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.

@@ -321,6 +321,17 @@ def check_bridge(name, folder):
          f"history {py['torch_history']}" if py else "no python record")
 
 
+# ---- R: the README's GPU blocks (tests/readme_blocks.sh "sh gpu") ----
+def check_readme(folder):
+    path = os.path.join(folder, "readme.txt")
+    lines = open(path).read().splitlines() if os.path.exists(path) else []
+    tests = [line for line in lines if line.startswith(("ok ", "not ok "))]
+    for line in tests:
+        check("R " + line.split(" - ", 1)[-1], line.startswith("ok "), line)
+    if not tests:
+        check("R README blocks ran", False, f"nothing in {path}")
+
+
 # ---- S: never harm the process (tests/gpu/safety.sh) ----
 def check_safety(folder):
     path = os.path.join(folder, "safety", "summary.txt")
@@ -430,6 +441,7 @@ def main():
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
         ("safety", lambda: check_safety(folder)),
+        ("readme", lambda: check_readme(folder)),
         ("threads", lambda: check_threads("9 two threads + signals", f"{folder}/threads")),
         ("example cuda_leak", lambda: check_example("example cuda_leak.cu", f"{folder}/example-cuda_leak", "leak-suspect",
                                                            "remember_request_for_debugging")),

@@ -78,6 +78,9 @@ echo "sent $n" > "$d/signals.txt"
 # The examples, with the README's commands (tests/gpu/examples.sh).
 sh tests/gpu/examples.sh "$R"
 
+# The README's GPU command blocks, as written.
+sh tests/readme_blocks.sh "sh gpu" > "$R/readme.txt" 2>&1
+
 # Issue 13's figures on the real driver: run & / dump $! pairs, SIGTERM exits, silence without CUDA.
 sh tests/gpu/safety.sh "$R"
 
