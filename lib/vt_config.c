@@ -3,6 +3,7 @@
  * as an absolute path, so a program that changes its working directory later still dumps where it
  * was told to (and where vramtrace dump looks). */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,16 +66,22 @@ static void vt_config_dir(void)
     const char *v = getenv(s->name);
     char why[256];
     double unused;
+    int bad = 0;
     if (v && *v) {
         if (vt_setting_parse(s, v, &unused, why, sizeof why) == 0 && vt_absolute(v, vt_cfg.dir, sizeof vt_cfg.dir) == 0)
             return;
-        vt_say("%s=%s %s; using %s", s->name, v, vt_cfg.dir[0] ? "is too long" : why, s->dflt);
+        if (vt_cfg.dir[0])
+            snprintf(why, sizeof why, "is too long");
         vt_cfg.dir[0] = 0;
+        bad = 1;
     }
     /* The working directory when it is writable, else the private directory. */
-    char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof cwd) && vt_setting_parse(s, cwd, &unused, why, sizeof why) == 0)
+    char cwd[PATH_MAX], unusable[256];
+    if (getcwd(cwd, sizeof cwd) && vt_setting_parse(s, cwd, &unused, unusable, sizeof unusable) == 0)
         strcpy(vt_cfg.dir, cwd);
+    if (bad)
+        vt_say("%s=%s %s; using %s", s->name, v, why,
+               vt_cfg.dir[0] ? vt_cfg.dir : "the private directory $TMPDIR/vramtrace-<uid>");
 }
 
 void vt_config_load(void)

@@ -83,7 +83,7 @@ int vt_parse_decimal(const char *v, double *out)
 
 static void vt_range_text(const struct vt_setting *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%g to %g%s%s%s", s->lo, s->hi, s->unit ? " " : "", s->unit ? s->unit : "",
+    snprintf(buf, len, "%.15g to %.15g%s%s%s", s->lo, s->hi, s->unit ? " " : "", s->unit ? s->unit : "",
              s->zero_off ? " (0: off)" : "");
 }
 
