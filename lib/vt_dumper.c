@@ -4,6 +4,7 @@
  * the answer to a signal is always a dump taken after the signal. The program's threads wait for
  * vramtrace_dump() and the exit dump through one request slot. */
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -37,7 +38,10 @@ static struct vt_sync vt_exit_req;
 static sem_t vt_wake;
 static atomic_int vt_started; /* 0 not yet, 1 running, -1 could not start */
 static atomic_int vt_want_signal, vt_want_oom, vt_want_history;
-static atomic_int vt_exiting; /* the exit dump began: nothing may follow it */
+static atomic_int vt_exiting;   /* exit() began: no dump of the dumper's own may start (the driver is being
+                                   torn down by the libraries' destructors) */
+static atomic_int vt_exit_taken; /* the exit dump was asked for: nothing may follow it */
+static atomic_int vt_own_busy;   /* the dumper is writing a dump of its own (signal, interval, OOM) */
 static atomic_ulong vt_progress_count;
 static pthread_mutex_t vt_start_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t vt_sync_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -113,11 +117,19 @@ static void vt_keep_interval(const char *path)
 /* A dump of the dumper's own (signal, interval, oom): bridges first, with no lock of ours held. */
 static int vt_dump_own(enum vt_reason reason, char *path, size_t len, char *why, size_t whylen)
 {
+    atomic_store(&vt_own_busy, 1);
+    if (atomic_load(&vt_exiting)) { /* checked after the flag is up: vt_dumper_quiesce sees one or the other */
+        atomic_store(&vt_own_busy, 0);
+        if (why && whylen)
+            snprintf(why, whylen, "the process is exiting");
+        return -1;
+    }
     struct vt_snapshot snap;
     int have_snap;
     char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
     int r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len, why, whylen);
     free(bridge);
+    atomic_store(&vt_own_busy, 0);
     return r;
 }
 
@@ -332,9 +344,30 @@ int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *p
     return vt_sync_dump(VT_REASON_API, bridge, snap, have_snap, path, len);
 }
 
+void vt_dumper_quiesce(void)
+{
+    atomic_store(&vt_exiting, 1);
+    /* A dump of the dumper's own that is under way may be asking the driver: let it finish before the
+     * libraries' destructors tear the driver down, while it makes progress. */
+    uint64_t limit = (uint64_t)(vt_stall_limit() * 1e9), last_move = vt_now_ns();
+    unsigned long seen = atomic_load(&vt_progress_count);
+    while (atomic_load(&vt_own_busy)) {
+        struct timespec nap = {0, 1000000};
+        nanosleep(&nap, NULL);
+        unsigned long now_seen = atomic_load(&vt_progress_count);
+        if (now_seen != seen) {
+            seen = now_seen;
+            last_move = vt_now_ns();
+        } else if (vt_now_ns() - last_move > limit) {
+            break;
+        }
+    }
+}
+
 void vt_dumper_exit(int want_dump)
 {
-    if (atomic_exchange(&vt_exiting, 1) || !want_dump)
+    atomic_store(&vt_exiting, 1);
+    if (atomic_exchange(&vt_exit_taken, 1) || !want_dump)
         return;
     vt_sync_dump(VT_REASON_EXIT, NULL, NULL, 0, NULL, 0);
 }
@@ -353,6 +386,7 @@ void vt_dumper_atfork_child(void)
     atomic_store(&vt_want_signal, 0);
     atomic_store(&vt_want_oom, 0);
     atomic_store(&vt_want_history, 0);
+    atomic_store(&vt_own_busy, 0);
     vt_sync_req = NULL;
     for (size_t i = 0; i < vt_nkept; i++)
         free(vt_kept[i]);

@@ -24,7 +24,10 @@ void vt_dumper_progress(void);
 /* A dump for the calling thread (reason api), waited for; the bridges' records were collected by
  * the caller (bridge, snap: handed over). 0 with its path, or -1. */
 int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *path, size_t len);
-/* At exit: no dump may follow; writes the exit dump when asked to (bounded wait). */
+/* exit() began (an atexit handler, before the libraries' destructors): no new dump of the dumper's own,
+ * and one under way is waited for while it makes progress. */
+void vt_dumper_quiesce(void);
+/* The destructor: no dump may follow; writes the exit dump when asked to (bounded wait). */
 void vt_dumper_exit(int want_dump);
 void vt_dumper_atfork_child(void);
 

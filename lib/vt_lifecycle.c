@@ -36,6 +36,12 @@ void vt_activate_slow(void)
     vt_log_release();
     vt_signal_install();
     vt_dumper_start();
+    /* Registered now, after the libraries loaded so far registered theirs: it runs before their
+     * destructors (and before the driver's teardown), stopping the dumper's own dumps. A fork child
+     * keeps it. */
+    static atomic_int registered;
+    if (!atomic_exchange(&registered, 1))
+        atexit(vt_dumper_quiesce);
     atomic_store(&vt_active, 2);
     errno = saved;
 }
