@@ -251,12 +251,35 @@ static double vt_stall_limit(void)
     return 2.0 + vt_cfg.bridge_timeout;
 }
 
+/* Tells a slow dump from a stuck one: stalled once the dumper has made no progress for vt_stall_limit(). */
+struct vt_watch {
+    unsigned long seen;
+    uint64_t last_move, limit;
+};
+
+static void vt_watch_start(struct vt_watch *w)
+{
+    w->seen = atomic_load(&vt_progress_count);
+    w->last_move = vt_now_ns();
+    w->limit = (uint64_t)(vt_stall_limit() * 1e9);
+}
+
+static int vt_watch_stalled(struct vt_watch *w)
+{
+    unsigned long now_seen = atomic_load(&vt_progress_count);
+    if (now_seen != w->seen) {
+        w->seen = now_seen;
+        w->last_move = vt_now_ns();
+        return 0;
+    }
+    return vt_now_ns() - w->last_move > w->limit;
+}
+
 /* Hands r to the dumper and waits while it makes progress. 0 when it was written. */
 static int vt_sync_run(struct vt_sync *r)
 {
-    uint64_t limit = (uint64_t)(vt_stall_limit() * 1e9);
-    unsigned long seen = atomic_load(&vt_progress_count);
-    uint64_t last_move = vt_now_ns();
+    struct vt_watch w;
+    vt_watch_start(&w);
     pthread_mutex_lock(&vt_sync_mu);
     for (;;) {
         if (!r->done && vt_sync_req != r && !vt_sync_req) {
@@ -267,13 +290,8 @@ static int vt_sync_run(struct vt_sync *r)
             break;
         struct timespec t = vt_deadline(0.05);
         pthread_cond_timedwait(&vt_sync_cv, &vt_sync_mu, &t);
-        unsigned long now_seen = atomic_load(&vt_progress_count);
-        if (now_seen != seen) {
-            seen = now_seen;
-            last_move = vt_now_ns();
-        } else if (vt_now_ns() - last_move > limit) {
+        if (vt_watch_stalled(&w))
             break;
-        }
     }
     int done = r->done, result = r->result;
     if (!done) {
@@ -349,18 +367,11 @@ void vt_dumper_quiesce(void)
     atomic_store(&vt_exiting, 1);
     /* A dump of the dumper's own that is under way may be asking the driver: let it finish before the
      * libraries' destructors tear the driver down, while it makes progress. */
-    uint64_t limit = (uint64_t)(vt_stall_limit() * 1e9), last_move = vt_now_ns();
-    unsigned long seen = atomic_load(&vt_progress_count);
-    while (atomic_load(&vt_own_busy)) {
+    struct vt_watch w;
+    vt_watch_start(&w);
+    while (atomic_load(&vt_own_busy) && !vt_watch_stalled(&w)) {
         struct timespec nap = {0, 1000000};
         nanosleep(&nap, NULL);
-        unsigned long now_seen = atomic_load(&vt_progress_count);
-        if (now_seen != seen) {
-            seen = now_seen;
-            last_move = vt_now_ns();
-        } else if (vt_now_ns() - last_move > limit) {
-            break;
-        }
     }
 }
 
