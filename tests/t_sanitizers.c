@@ -95,7 +95,9 @@ static void run_library(int s)
         int good = r.status == c->status && clean(&r) && got >= (size_t)c->dumps;
         if (!ok(good, "%s library: %s %s: status %d, %zu dumps, no report", san_name[s], c->prog, c->args[0] ? c->args[0] : "",
                 r.status, got))
-            diag("%s", r.err);
+            /* On stderr, so that prove shows it without -v. */
+            fprintf(stderr, "t_sanitizers: %s %s under %s: status %d, %zu dumps (want %d)\nstdout:\n%s\nstderr:\n%s\n", c->prog,
+                    c->args[0] ? c->args[0] : "", san_name[s], r.status, got, c->dumps, r.out, r.err);
         free_dumps(d, got);
         run_free(&r);
     }
