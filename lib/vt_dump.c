@@ -298,6 +298,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         {"replaced", offsetof(struct vt_counters, replaced)},
         {"oom_events", offsetof(struct vt_counters, oom_events)},
         {"last_seq", offsetof(struct vt_counters, seq)},
+        {"snapshot_hold_ns", offsetof(struct vt_counters, snap_hold_ns)},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, "counter %s %llu\n", counters[i].name,

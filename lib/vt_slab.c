@@ -6,7 +6,7 @@
 
 #include "vt_slab.h"
 
-#define VT_CHUNK 4096
+#define VT_CHUNK VT_SLAB_CHUNK
 #define VT_MAX_CHUNKS 16384 /* 67 million live entries */
 
 static struct vt_alloc *vt_entries[VT_MAX_CHUNKS];
@@ -63,12 +63,13 @@ size_t vt_slab_high_water(void)
     return vt_high;
 }
 
-void vt_slab_copy(struct vt_alloc *dst)
+void vt_slab_copy_range(struct vt_alloc *dst, size_t first, size_t n)
 {
-    for (size_t c = 0; c * VT_CHUNK < vt_high; c++) {
-        size_t n = vt_high - c * VT_CHUNK < VT_CHUNK ? vt_high - c * VT_CHUNK : VT_CHUNK;
-        memcpy(dst + c * VT_CHUNK, vt_entries[c], n * sizeof *dst);
-    }
+    /* first is a multiple of VT_SLAB_CHUNK and n at most one chunk: one memcpy. */
+    if (first + n > vt_high)
+        n = first < vt_high ? vt_high - first : 0;
+    if (n)
+        memcpy(dst, &vt_entries[first / VT_CHUNK][first % VT_CHUNK], n * sizeof *dst);
 }
 
 void vt_slab_reset(void)

@@ -27,7 +27,10 @@ struct vt_slot *vt_slab_slot(uint32_t index);
 
 /* Slots ever used: a snapshot copies this many entries, free ones included (kind VT_SLAB_FREE_KIND). */
 size_t vt_slab_high_water(void);
-void vt_slab_copy(struct vt_alloc *dst);
+/* Slots are kept in chunks of this many; copies go a chunk at a time. */
+#define VT_SLAB_CHUNK 4096
+/* Copies the n slots from first (a multiple of VT_SLAB_CHUNK, n at most one chunk) to dst. */
+void vt_slab_copy_range(struct vt_alloc *dst, size_t first, size_t n);
 /* Forgets every entry (after fork); the chunks stay for reuse. */
 void vt_slab_reset(void);
 

@@ -1,5 +1,12 @@
 /* The allocation table and counters. One mutex guards everything here; it is held only for hash
- * operations and counter updates, never across a CUDA call, an unwind, or I/O. */
+ * operations and counter updates, never across a CUDA call, an unwind, or I/O.
+ *
+ * A snapshot never holds the lock for long: it takes the counters and a sequence number S in one short
+ * hold, then copies the entries a chunk at a time (one short hold each). Every allocation entering the
+ * table gets its sequence number under the lock, so the entries live at S are exactly those copied
+ * with seq <= S, plus those freed while the copy went on: while a snapshot runs, each entry taken out
+ * of the table with seq <= S is logged, with its slot, and put back into the snapshot unless the copy
+ * already had it. The snapshot is the table as it was at S, consistent with the counters. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +35,19 @@ static struct vt_unwatched vt_uw[VT_MAX_UNWATCHED];
 static size_t vt_nuw;
 static struct vt_failed vt_failed_list[VT_MAX_FAILED]; /* newest failure first */
 static size_t vt_nfailed;
-/* Apart from vt_c: taken without the lock by every allocation, read atomically by snapshots. */
+/* Apart from vt_c: taken without the lock by physical handles and failures, under it by entries. */
 static uint64_t vt_seq;
+
+/* A snapshot under way (vt_table_snapshot): entries taken out since it began, with seq <= vt_snap_seq. */
+struct vt_freed {
+    struct vt_alloc e;
+    uint32_t slot;
+};
+static pthread_mutex_t vt_snap_mu = PTHREAD_MUTEX_INITIALIZER; /* one snapshot at a time */
+static int vt_snap_active, vt_snap_overflow;
+static uint64_t vt_snap_seq;
+static struct vt_freed *vt_snap_freed;
+static size_t vt_snap_nfreed, vt_snap_cap;
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
@@ -89,13 +107,15 @@ static void vt_live_sub_locked(enum vt_kind k, int device, uint64_t size)
  * copy, so the child handler clears it. */
 static __thread int32_t vt_tid __attribute__((tls_model("initial-exec")));
 
+/* seq NULL: the entry is numbered later, as it enters the table. */
 static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
 {
     *time_ns = vt_now_ns();
     if (!vt_tid)
         vt_tid = (int32_t)syscall(SYS_gettid);
     *tid = vt_tid;
-    *seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
+    if (seq)
+        *seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
 }
 
 static void vt_count_alloc_locked(enum vt_fn api, enum vt_kind kind, uint64_t size)
@@ -124,9 +144,28 @@ static struct vt_slot *vt_find_locked(uint64_t addr, uint64_t space)
 }
 
 /* Takes a slot out of the table; its free is counted in the same step as the removal. */
+/* While a snapshot copies the table, an entry that was live when it began and leaves now is logged. */
+static void vt_snap_log_locked(const struct vt_alloc *e, uint32_t slot)
+{
+    if (!vt_snap_active || e->seq > vt_snap_seq)
+        return;
+    if (vt_snap_nfreed == vt_snap_cap) {
+        size_t cap = vt_snap_cap ? 2 * vt_snap_cap : 1024;
+        struct vt_freed *n = realloc(vt_snap_freed, cap * sizeof *n);
+        if (!n) {
+            vt_snap_overflow = 1;
+            return;
+        }
+        vt_snap_freed = n;
+        vt_snap_cap = cap;
+    }
+    vt_snap_freed[vt_snap_nfreed++] = (struct vt_freed){*e, slot};
+}
+
 static void vt_take_locked(struct vt_slot *slot, struct vt_alloc *out)
 {
     struct vt_alloc *e = vt_slab_entry(slot->index);
+    vt_snap_log_locked(e, slot->index);
     if (out)
         *out = *e;
     HASH_DEL(vt_allocs, slot);
@@ -153,6 +192,9 @@ static int vt_insert_locked(const struct vt_alloc *a)
     struct vt_alloc *e = vt_slab_entry(i);
     struct vt_slot *slot = vt_slab_slot(i);
     *e = *a;
+    /* Numbered as it enters the table (a restored entry too): what a snapshot begun at S holds is the
+     * entries numbered up to S. */
+    e->seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
     vt_hash_oom = 0;
     HASH_ADD_KEYPTR(hh, vt_allocs, &e->addr, 2 * sizeof(uint64_t), slot);
     if (vt_hash_oom) {
@@ -167,7 +209,7 @@ static int vt_insert_locked(const struct vt_alloc *a)
 void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
-    vt_stamp(&a->seq, &a->time_ns, &a->tid);
+    vt_stamp(NULL, &a->time_ns, &a->tid);
     vt_mutex_lock(&vt_lock);
     vt_c.api[a->api].calls++;
     int kept = vt_insert_locked(a);
@@ -438,54 +480,111 @@ void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, in
     vt_mutex_unlock(&vt_lock);
 }
 
+/* Everything but the entries, in one short hold: counters, physical handles, pools, the rest. 0, or -1
+ * when the copies' room was too small (caps say what is needed). */
+static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_pool, size_t *need_p, size_t *need_pool)
+{
+    size_t np = HASH_COUNT(vt_phys_tab);
+    *need_p = np;
+    *need_pool = vt_npools;
+    if (np > cap_p || vt_npools > cap_pool)
+        return -1;
+    struct vt_pnode *pn, *ptmp;
+    s->nphys = 0;
+    HASH_ITER(hh, vt_phys_tab, pn, ptmp) s->phys[s->nphys++] = pn->p;
+    if (vt_npools)
+        memcpy(s->pools, vt_pools, vt_npools * sizeof *vt_pools);
+    s->npools = vt_npools;
+    memcpy(s->unwatched, vt_uw, sizeof vt_uw);
+    s->nunwatched = vt_nuw;
+    s->c = vt_c;
+    s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
+    memcpy(s->failed, vt_failed_list, sizeof vt_failed_list);
+    s->nfailed = vt_nfailed;
+    return 0;
+}
+
 int vt_table_snapshot(struct vt_snapshot *s)
 {
     memset(s, 0, sizeof *s);
-    size_t cap_a = 0, cap_p = 0, cap_pool = 0;
+    pthread_mutex_lock(&vt_snap_mu);
+    size_t cap_a = 0, cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0, hw = 0;
+    int r = -1;
     for (;;) {
-        vt_mutex_lock(&vt_lock);
-        size_t na = vt_slab_high_water(), np = HASH_COUNT(vt_phys_tab);
-        if (s->allocs && na <= cap_a && np <= cap_p && vt_npools <= cap_pool) {
-            vt_slab_copy(s->allocs);
-            s->nallocs = na;
-            struct vt_pnode *pn, *ptmp;
-            HASH_ITER(hh, vt_phys_tab, pn, ptmp) s->phys[s->nphys++] = pn->p;
-            if (vt_npools)
-                memcpy(s->pools, vt_pools, vt_npools * sizeof *vt_pools);
-            s->npools = vt_npools;
-            memcpy(s->unwatched, vt_uw, sizeof vt_uw);
-            s->nunwatched = vt_nuw;
-            s->c = vt_c;
-            s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
-            memcpy(s->failed, vt_failed_list, sizeof vt_failed_list);
-            s->nfailed = vt_nfailed;
-            vt_mutex_unlock(&vt_lock);
-            /* Free slots came along with the copy: drop them now, outside the lock. */
-            size_t live = 0;
-            for (size_t i = 0; i < s->nallocs; i++)
-                if (s->allocs[i].kind != VT_SLAB_FREE_KIND)
-                    s->allocs[live++] = s->allocs[i];
-            s->nallocs = live;
-            return 0;
-        }
-        vt_mutex_unlock(&vt_lock);
-        /* Sized and touched outside the lock (no page faults while it is held), with room for what
-         * arrives meanwhile. */
+        /* Sized and touched outside the lock (no page faults while it is held). */
         vt_snapshot_free(s);
-        cap_a = na + na / 8 + 4096;
-        cap_p = np + np / 8 + 64;
-        cap_pool = vt_npools + 16;
+        vt_mutex_lock(&vt_lock);
+        size_t now_hw = vt_slab_high_water();
+        vt_mutex_unlock(&vt_lock);
+        cap_a = now_hw + now_hw / 8 + 4096;
         s->allocs = malloc(cap_a * sizeof *s->allocs);
         s->phys = malloc(cap_p * sizeof *s->phys);
         s->pools = malloc(cap_pool * sizeof *s->pools);
-        if (!s->allocs || !s->phys || !s->pools) {
-            vt_snapshot_free(s);
-            return -1;
-        }
+        if (!s->allocs || !s->phys || !s->pools)
+            goto out;
         /* One write per page; not memset, which the compiler may fold into a calloc that touches nothing. */
         for (size_t off = 0; off < cap_a * sizeof *s->allocs; off += 4096)
             ((volatile char *)s->allocs)[off] = 0;
+        vt_mutex_lock(&vt_lock);
+        hw = vt_slab_high_water();
+        int fits = hw <= cap_a && vt_snap_head_locked(s, cap_p, cap_pool, &need_p, &need_pool) == 0;
+        if (fits) {
+            vt_snap_active = 1;
+            vt_snap_overflow = 0;
+            vt_snap_seq = s->c.seq;
+            vt_snap_nfreed = 0;
+        }
+        vt_mutex_unlock(&vt_lock);
+        if (fits)
+            break;
+        cap_p = need_p + need_p / 8 + 64;
+        cap_pool = need_pool + 16;
     }
+    /* The entries, a chunk of slots per hold; slots past hw were taken after S. */
+    uint64_t longest = 0;
+    for (size_t at = 0; at < hw; at += VT_SLAB_CHUNK) {
+        size_t n = hw - at < VT_SLAB_CHUNK ? hw - at : VT_SLAB_CHUNK;
+        vt_mutex_lock(&vt_lock);
+        uint64_t t0 = vt_now_ns();
+        vt_slab_copy_range(s->allocs + at, at, n);
+        uint64_t held = vt_now_ns() - t0;
+        vt_mutex_unlock(&vt_lock);
+        longest = held > longest ? held : longest;
+    }
+    s->c.snap_hold_ns = longest;
+    vt_mutex_lock(&vt_lock);
+    struct vt_freed *freed = vt_snap_freed;
+    size_t nfreed = vt_snap_nfreed;
+    int overflow = vt_snap_overflow;
+    vt_snap_active = 0;
+    vt_snap_freed = NULL;
+    vt_snap_nfreed = vt_snap_cap = 0;
+    vt_mutex_unlock(&vt_lock);
+    if (overflow) {
+        /* Our own memory ran short while logging: the entries are those copied, the counters say more. */
+        s->c.dropped++;
+    }
+    /* A slot holds at most one entry numbered up to S, so each slot is logged once at most. An entry
+     * freed after its slot was copied is in the copy already; one freed before is put back in its slot's
+     * place, where the copy holds nothing or a newer entry (dropped below in any case). */
+    for (size_t i = 0; i < nfreed; i++) {
+        struct vt_alloc *c = &s->allocs[freed[i].slot];
+        if (freed[i].slot < hw && !(c->kind != VT_SLAB_FREE_KIND && c->seq == freed[i].e.seq))
+            *c = freed[i].e;
+    }
+    free(freed);
+    /* Free slots and entries made after S came along with the copy: drop them now. */
+    size_t live = 0;
+    for (size_t i = 0; i < hw; i++)
+        if (s->allocs[i].kind != VT_SLAB_FREE_KIND && s->allocs[i].seq <= s->c.seq)
+            s->allocs[live++] = s->allocs[i];
+    s->nallocs = live;
+    r = 0;
+out:
+    if (r < 0)
+        vt_snapshot_free(s);
+    pthread_mutex_unlock(&vt_snap_mu);
+    return r;
 }
 
 void vt_snapshot_free(struct vt_snapshot *s)
@@ -524,6 +623,12 @@ void vt_table_atfork_child(void)
     vt_c.max_device = -1;
     vt_nfailed = 0;
     vt_seq = 0;
+    /* A snapshot under way in the parent is the parent's; the child starts with none. */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&vt_snap_mu, &mu, sizeof mu);
+    vt_snap_active = 0;
+    vt_snap_freed = NULL;
+    vt_snap_nfreed = vt_snap_cap = 0;
     vt_tid = 0;
     vt_mutex_unlock(&vt_lock);
 }

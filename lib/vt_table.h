@@ -98,6 +98,7 @@ struct vt_counters {
     uint64_t reserved[VT_MAX_DEVICES], reserved_peak[VT_MAX_DEVICES];
     int32_t max_device; /* highest device ordinal seen, -1 for none */
     uint64_t unknown_frees, unwatched_lookups, dropped, replaced, oom_events;
+    uint64_t snap_hold_ns; /* the longest the table's lock was held in one go by this snapshot */
     uint64_t seq;
 };
 

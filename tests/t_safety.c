@@ -690,6 +690,31 @@ static void test_signal_semantics(void)
     run_free(&r);
 }
 
+/* Dumps copy the table a chunk at a time while threads change it: each must still be the table at one
+ * moment (no entry twice, live entries = allocations - frees). */
+static void test_snapshot_consistency(void)
+{
+    struct run r;
+    enum { MAXD = 64 };
+    static struct vt_dumpfile d[MAXD];
+    const char *args[] = {"snapchurn", "30", NULL};
+    run_prog(&r, "prog_safety", args, NULL, 1);
+    size_t n = load_dumps(&r, d, MAXD), consistent = 0, files = (size_t)count_files(r.dir, "vramtrace.", ".dump");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t allocs = 0, frees = 0;
+        for (size_t j = 0; j < d[i].napis; j++) {
+            allocs += d[i].apis[j].allocs;
+            frees += d[i].apis[j].frees;
+        }
+        consistent += allocs - frees == d[i].nallocs && d[i].nallocs >= 200000;
+    }
+    ok(r.status == 0 && n >= 5 && n == files, "dumps of a 200,000-entry table under four churning threads: %zu, all read "
+       "back (no entry twice)", n);
+    is_u64(consistent, n, "each the table at one moment: live entries = allocations - frees");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     snprintf(lib, sizeof lib, "%s/libvramtrace.so", build_dir());
@@ -708,5 +733,6 @@ int main(void)
     test_oom_burst();
     test_bounds();
     test_signal_semantics();
+    test_snapshot_consistency();
     return tap_done();
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +78,31 @@ NOINLINE static void mode_termexit(void)
 
 static volatile int stop;
 
+/* For snapchurn: each thread keeps up to 1500 allocations and frees and remakes them at random, so
+ * slots and addresses are reused all over a table of several chunks while dumps copy it. */
+NOINLINE static void *churn_wide(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    ctx();
+    enum { N = 1500 };
+    CUdeviceptr *keep = calloc(N, sizeof *keep);
+    while (keep && !stop) {
+        unsigned k = (unsigned)rand_r(&seed) % N;
+        if (keep[k]) {
+            cuMemFree(keep[k]);
+            keep[k] = 0;
+        } else {
+            cuMemAlloc(&keep[k], 512 + k);
+        }
+    }
+    free(keep);
+    return NULL;
+}
+
 NOINLINE static void *churn(void *arg)
 {
     (void)arg;
+    ctx();
     CUdeviceptr keep[8] = {0};
     unsigned i = 0;
     while (!stop) {
@@ -255,6 +278,26 @@ int main(int argc, char **argv)
         prog_wait_dumps(6);
         printf("done\n");
         exit(0);
+    } else if (!strcmp(mode, "snapchurn")) {
+        /* 200,000 allocations that stay (a table of several chunks) while four threads churn through
+         * theirs and dumps are asked for: every dump must be the table at one moment. */
+        ctx();
+        for (int i = 0; i < 200000; i++) {
+            CUdeviceptr p;
+            cuMemAlloc(&p, 64);
+        }
+        pthread_t t[4];
+        for (long i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, churn_wide, (void *)(i + 1));
+        int dumps = argc > 2 ? atoi(argv[2]) : 20;
+        for (int i = 0; i < dumps; i++) {
+            kill(getpid(), SIGUSR1);
+            nap_ms(30);
+        }
+        prog_wait_dumps(dumps / 4);
+        stop = 1;
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
     } else if (!strcmp(mode, "twodumps")) {
         ctx();
         some_alloc();
