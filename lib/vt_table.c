@@ -509,6 +509,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
     memset(s, 0, sizeof *s);
     pthread_mutex_lock(&vt_snap_mu);
     size_t cap_a = 0, cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0, hw = 0;
+    uint64_t head_t0, head_ns = 0;
     int r = -1;
     for (;;) {
         /* Sized and touched outside the lock (no page faults while it is held). */
@@ -526,8 +527,10 @@ int vt_table_snapshot(struct vt_snapshot *s)
         for (size_t off = 0; off < cap_a * sizeof *s->allocs; off += 4096)
             ((volatile char *)s->allocs)[off] = 0;
         vt_mutex_lock(&vt_lock);
+        head_t0 = vt_now_ns();
         hw = vt_slab_high_water();
         int fits = hw <= cap_a && vt_snap_head_locked(s, cap_p, cap_pool, &need_p, &need_pool) == 0;
+        head_ns = vt_now_ns() - head_t0;
         if (fits) {
             vt_snap_active = 1;
             vt_snap_overflow = 0;
@@ -541,7 +544,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
         cap_pool = need_pool + 16;
     }
     /* The entries, a chunk of slots per hold; slots past hw were taken after S. */
-    uint64_t longest = 0;
+    uint64_t longest = head_ns;
     for (size_t at = 0; at < hw; at += VT_SLAB_CHUNK) {
         size_t n = hw - at < VT_SLAB_CHUNK ? hw - at : VT_SLAB_CHUNK;
         vt_mutex_lock(&vt_lock);
