@@ -7,6 +7,7 @@ D=$(mktemp -d)
 export VRAMTRACE_DIR=$D VRAMTRACE_AT_EXIT=0
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_alloc" bench/bench_alloc.c -L"$B/fake" -l:libcuda.so.1
 cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_dump" bench/bench_dump.c -L"$B/fake" -l:libcuda.so.1 -ldl -lpthread
+cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_threads" bench/bench_threads.c -L"$B/fake" -l:libcuda.so.1 -lpthread
 echo "machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d)"
 # Interleaved rounds, so that a slow moment of the machine hits all three alike; the median is kept.
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -36,11 +37,19 @@ for how in held released; do
   done
 done
 
+# Threads allocating at once (bench/bench_threads.c): wall-clock ns per pair per thread, bare and under
+# the library, at 1, 4 and 16 threads (the fake driver has one lock of its own: compare the two columns).
+for t in 1 4 16; do
+  echo "threads $t, ns per pair per thread: bare $("$B/bench_threads" $t 100000), library $(LD_PRELOAD=$B/libvramtrace.so "$B/bench_threads" $t 100000)"
+done
+
 for round in 1 2 3; do
   LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" | sed 's/ path .*//'
 done
 # The reader on a large dump: 1,000,000 live allocations over 50,000 stacks (two of them, for diff).
-a=$(VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" 1000000 50000 64 | sed 's/.* path //')
+out=$(VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" 1000000 50000 64)
+echo "dump of 1,000,000 allocations: $(echo "$out" | sed 's/ path .*//')"
+a=$(echo "$out" | sed 's/.* path //')
 b=$(VRAMTRACE_DEPTH=32 LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" 1000000 50000 64 | sed 's/.* path //')
 echo "large dump: $(du -m "$a" | cut -f1) MiB, $(grep -c '^alloc ' "$a") allocations, $(grep -c '^stack ' "$a") stacks"
 /usr/bin/time -f "report: %e s, peak %M KiB" "$B/vramtrace" report "$a" >/dev/null
