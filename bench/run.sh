@@ -8,6 +8,7 @@ export VRAMTRACE_DIR=$D VRAMTRACE_AT_EXIT=0
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_alloc" bench/bench_alloc.c -L"$B/fake" -l:libcuda.so.1
 cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_dump" bench/bench_dump.c -L"$B/fake" -l:libcuda.so.1 -ldl -lpthread
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_threads" bench/bench_threads.c -L"$B/fake" -l:libcuda.so.1 -lpthread
+cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_mem" bench/bench_mem.c -L"$B/fake" -l:libcuda.so.1
 echo "machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d)"
 # Interleaved rounds, so that a slow moment of the machine hits all three alike; the median is kept.
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -35,6 +36,12 @@ for how in held released; do
     pb=$(median <"$D/p_bare"); po=$(median <"$D/p_off"); pn=$(median <"$D/p_on")
     echo "python $how depth $depth, pair through ctypes, median of 5 x 200,000, ns: bare $pb, python off $po ($(echo "$po / $pb" | bc -l | cut -c1-4)x), python on $pn ($(echo "$pn / $pb" | bc -l | cut -c1-4)x); on - off = $(echo "$pn - $po" | bc) ns"
   done
+done
+
+# Resident memory per live allocation (bench/bench_mem.c), 1,000,000 of them: bare (the fake driver's own)
+# and under the library; the difference is the library's.
+for round in 1 2 3; do
+  echo "bytes per live allocation: bare $("$B/bench_mem" 1000000), library $(LD_PRELOAD=$B/libvramtrace.so "$B/bench_mem" 1000000)"
 done
 
 # Threads allocating at once (bench/bench_threads.c): wall-clock ns per pair per thread, bare and under
