@@ -127,6 +127,9 @@ $(BUILD)/tests/libsig_early.so: $(BUILD)/tests/progs/sig_early.o
 
 $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
 	$(CC) -o $@ $^ -lpthread
+# The table's index on its own, with the slab it reads keys from.
+$(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/vt_index.o $(BUILD)/lib/vt_slab.o
+	$(CC) -o $@ $^ -lpthread
 
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
 $(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps

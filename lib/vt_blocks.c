@@ -73,8 +73,8 @@ void vramtrace_block_alloc(const void *ptr, size_t size, int device, const char 
     a.size = size;
     a.kind = VT_KIND_BLOCK;
     a.api = VT_FN_vramtrace_block_alloc;
-    a.device = device >= 0 && device < VT_MAX_DEVICES ? device : -1;
-    a.handle = vt_owner_index(allocator);
+    a.device = (int16_t)(device >= 0 && device < VT_MAX_DEVICES ? device : -1);
+    a.x.owner = vt_owner_index(allocator);
     a.stack = vt_stack_capture();
     vt_table_add(&a);
     errno = saved;

@@ -12,8 +12,8 @@ static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *dptr, s
                              CUstream stream)
 {
     struct vt_alloc a = {.addr = r == CUDA_SUCCESS ? *dptr : 0, .size = size, .kind = VT_KIND_ASYNC,
-                         .stream = (uint64_t)(uintptr_t)stream, .pool = (uint64_t)(uintptr_t)pool,
-                         .device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1};
+                         .x.async = {(uint64_t)(uintptr_t)stream, (uint64_t)(uintptr_t)pool},
+                         .device = (int16_t)(pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1)};
     vt_call_alloc_end(c, r == CUDA_SUCCESS, r == CUDA_ERROR_OUT_OF_MEMORY, (int)r, &a);
     return r;
 }

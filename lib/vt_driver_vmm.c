@@ -67,8 +67,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     struct vt_call c;
     vt_call_alloc_begin(&c, VT_FN_cuMemMap);
     CUresult r = real(ptr, size, offset, handle, flags);
-    struct vt_alloc a = {.addr = ptr, .size = size, .kind = VT_KIND_VMM_MAP, .handle = handle,
-                         .offset = offset, .device = -1};
+    struct vt_alloc a = {.addr = ptr, .size = size, .kind = VT_KIND_VMM_MAP, .x.map = {handle, offset},
+                         .device = -1};
     struct vt_phys unused;
     vt_call_after(&c);
     if (r == CUDA_SUCCESS)
@@ -88,7 +88,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     size_t total;
     size_t n = vt_table_remove_maps(ptr, size, maps, VT_UNMAP_BATCH, &total);
     for (size_t i = 0; i < n; i++)
-        died[i] = vt_phys_adjust(maps[i].handle, 0, -1, &dead[i]);
+        died[i] = vt_phys_adjust(maps[i].x.map.handle, 0, -1, &dead[i]);
     CUresult r = real(ptr, size);
     vt_call_after(&c);
     if (total > n)
@@ -96,7 +96,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     for (size_t i = 0; r != CUDA_SUCCESS && i < n; i++) {
         vt_table_restore(&maps[i]);
         if (died[i] >= 0)
-            vt_phys_undo(maps[i].handle, 0, -1, died[i] == 1 ? &dead[i] : NULL);
+            vt_phys_undo(maps[i].x.map.handle, 0, -1, died[i] == 1 ? &dead[i] : NULL);
     }
     vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;

@@ -339,14 +339,14 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         vt_devices_resolve(s->allocs, s->nallocs);
     for (size_t i = 0; i < s->nallocs; i++) {
         const struct vt_alloc *a = &s->allocs[i];
-        /* A block's API field names its allocator; its handle field is not a handle. */
-        int block = a->kind == VT_KIND_BLOCK;
+        /* A block's API field names its allocator. The fields of one kind only are 0 for the others. */
+        int block = a->kind == VT_KIND_BLOCK, async = a->kind == VT_KIND_ASYNC, map = a->kind == VT_KIND_VMM_MAP;
         vt_outf(f, "alloc 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
                 (unsigned long long)a->addr, (unsigned long long)a->size, vt_kind_name(a->kind),
-                block ? vt_block_owner(a->handle) : vt_fn_name(a->api), a->device, (unsigned long long)a->stream,
-                (unsigned long long)a->pool, block ? 0ull : (unsigned long long)a->handle,
-                (unsigned long long)a->offset, a->stack, (unsigned long long)a->seq, (unsigned long long)a->time_ns,
-                a->tid);
+                block ? vt_block_owner(a->x.owner) : vt_fn_name(a->api), a->device,
+                (unsigned long long)(async ? a->x.async.stream : 0), (unsigned long long)(async ? a->x.async.pool : 0),
+                (unsigned long long)(map ? a->x.map.handle : 0), (unsigned long long)(map ? a->x.map.offset : 0),
+                a->stack, (unsigned long long)a->seq, (unsigned long long)a->time_ns, a->tid);
     }
     for (size_t i = 0; i < s->nphys; i++) {
         const struct vt_phys *p = &s->phys[i];

@@ -16,7 +16,7 @@ static cudaError_t vt_rt_alloc_done(struct vt_call *c, cudaError_t r, void **p, 
     vt_call_after(c);
     if (!vt_call_nested_seen(c)) {
         struct vt_alloc a = {.addr = r == cudaSuccess ? (uint64_t)(uintptr_t)*p : 0, .size = size,
-                             .kind = (uint16_t)kind, .pool = pool, .stream = stream,
+                             .kind = (uint8_t)kind, .x.async = {stream, pool},
                              .device = kind == VT_KIND_HOST || kind == VT_KIND_ASYNC ? -1 : VT_DEVICE_FROM_PTR};
         vt_call_record_alloc(c, r == cudaSuccess, r == cudaErrorMemoryAllocation, (int)r, &a);
     }

@@ -1,6 +1,4 @@
-/* Chunked slot storage. Entries and their hash handles are kept in parallel chunks: a snapshot then
- * copies only the entries (dense, sequential), never the hash handles. Free slots form a list threaded
- * through their entries' addr field. */
+/* Chunked slot storage. Free slots form a list threaded through their entries' addr field. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,18 +8,12 @@
 #define VT_MAX_CHUNKS 16384 /* 67 million live entries */
 
 static struct vt_alloc *vt_entries[VT_MAX_CHUNKS];
-static struct vt_slot *vt_slots[VT_MAX_CHUNKS];
 static size_t vt_chunks, vt_high;
 static uint32_t vt_free_head = VT_SLAB_NONE;
 
 struct vt_alloc *vt_slab_entry(uint32_t index)
 {
     return &vt_entries[index / VT_CHUNK][index % VT_CHUNK];
-}
-
-struct vt_slot *vt_slab_slot(uint32_t index)
-{
-    return &vt_slots[index / VT_CHUNK][index % VT_CHUNK];
 }
 
 uint32_t vt_slab_take(void)
@@ -35,19 +27,11 @@ uint32_t vt_slab_take(void)
         if (vt_chunks == VT_MAX_CHUNKS)
             return VT_SLAB_NONE;
         struct vt_alloc *e = malloc(VT_CHUNK * sizeof *e);
-        struct vt_slot *s = malloc(VT_CHUNK * sizeof *s);
-        if (!e || !s) {
-            free(e);
-            free(s);
+        if (!e)
             return VT_SLAB_NONE;
-        }
-        vt_entries[vt_chunks] = e;
-        vt_slots[vt_chunks] = s;
-        vt_chunks++;
+        vt_entries[vt_chunks++] = e;
     }
-    uint32_t i = (uint32_t)vt_high++;
-    vt_slab_slot(i)->index = i;
-    return i;
+    return (uint32_t)vt_high++;
 }
 
 void vt_slab_put(uint32_t index)

@@ -1,5 +1,6 @@
 /* Storage for the allocation table's entries: fixed chunks that never move, so the hot path makes no
- * malloc per allocation and a snapshot is a few memcpy calls under the lock, not a hash walk.
+ * malloc per allocation and a snapshot is a few memcpy calls under the lock, not a hash walk. The index
+ * from address to slot is vt_index.h.
  * Every function is called with the table lock held. */
 #ifndef VT_SLAB_H
 #define VT_SLAB_H
@@ -7,23 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vt_hash.h"
 #include "vt_table.h"
 
 #define VT_SLAB_NONE UINT32_MAX
-
-/* The hash side of a slot; its key lives in the slot's entry (addr, space). */
-struct vt_slot {
-    UT_hash_handle hh;
-    uint32_t index;
-};
 
 /* A free slot's index, or VT_SLAB_NONE when no memory is left. */
 uint32_t vt_slab_take(void);
 /* Marks a slot free (its entry's kind becomes VT_SLAB_FREE_KIND). */
 void vt_slab_put(uint32_t index);
 struct vt_alloc *vt_slab_entry(uint32_t index);
-struct vt_slot *vt_slab_slot(uint32_t index);
 
 /* Slots ever used: a snapshot copies this many entries, free ones included (kind VT_SLAB_FREE_KIND). */
 size_t vt_slab_high_water(void);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "vt_hash.h"
+#include "vt_index.h"
 #include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_slab.h"
@@ -26,7 +27,6 @@ struct vt_pnode {
 };
 
 static pthread_mutex_t vt_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_slot *vt_allocs;
 static struct vt_pnode *vt_phys_tab;
 static struct vt_pool *vt_pools;
 static size_t vt_npools, vt_pools_cap;
@@ -67,7 +67,7 @@ uint64_t vt_now_ns(void)
 }
 
 /* Address spaces inside the one table: memory, mappings, reservations never collide. */
-static uint64_t vt_space_of(enum vt_kind k)
+static uint8_t vt_space_of(enum vt_kind k)
 {
     return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : k == VT_KIND_BLOCK ? 3 : 0;
 }
@@ -135,15 +135,6 @@ static void vt_count_free_locked(enum vt_fn api, enum vt_kind kind, uint64_t siz
     vt_c.kind[kind].bytes_freed += (uint64_t)sign * size;
 }
 
-static struct vt_slot *vt_find_locked(uint64_t addr, uint64_t space)
-{
-    uint64_t key[2] = {addr, space};
-    struct vt_slot *slot;
-    HASH_FIND(hh, vt_allocs, key, sizeof key, slot);
-    return slot;
-}
-
-/* Takes a slot out of the table; its free is counted in the same step as the removal. */
 /* While a snapshot copies the table, an entry that was live when it began and leaves now is logged. */
 static void vt_snap_log_locked(const struct vt_alloc *e, uint32_t slot)
 {
@@ -162,23 +153,24 @@ static void vt_snap_log_locked(const struct vt_alloc *e, uint32_t slot)
     vt_snap_freed[vt_snap_nfreed++] = (struct vt_freed){*e, slot};
 }
 
-static void vt_take_locked(struct vt_slot *slot, struct vt_alloc *out)
+/* Takes a slot out of the table; its free is counted in the same step as the removal. */
+static void vt_take_locked(uint32_t slot, struct vt_alloc *out)
 {
-    struct vt_alloc *e = vt_slab_entry(slot->index);
-    vt_snap_log_locked(e, slot->index);
+    struct vt_alloc *e = vt_slab_entry(slot);
+    vt_snap_log_locked(e, slot);
     if (out)
         *out = *e;
-    HASH_DEL(vt_allocs, slot);
+    vt_index_remove(slot);
     vt_live_sub_locked(e->kind, e->device, e->size);
     vt_count_free_locked(e->api, e->kind, e->size, 1);
-    vt_slab_put(slot->index);
+    vt_slab_put(slot);
 }
 
 /* Returns 0 when the entry could not be kept (our own memory ran out). */
 static int vt_insert_locked(const struct vt_alloc *a)
 {
-    struct vt_slot *old = vt_find_locked(a->addr, a->space);
-    if (old) {
+    uint32_t old = vt_index_find(a->addr, a->space);
+    if (old != VT_SLAB_NONE) {
         /* The address came back from the driver while we still held it: its free took a route we
          * do not see. Keep the newer one, count the old one freed, and say how often this happened. */
         vt_take_locked(old, NULL);
@@ -190,14 +182,11 @@ static int vt_insert_locked(const struct vt_alloc *a)
         return 0;
     }
     struct vt_alloc *e = vt_slab_entry(i);
-    struct vt_slot *slot = vt_slab_slot(i);
     *e = *a;
     /* Numbered as it enters the table (a restored entry too): what a snapshot begun at S holds is the
      * entries numbered up to S. */
     e->seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
-    vt_hash_oom = 0;
-    HASH_ADD_KEYPTR(hh, vt_allocs, &e->addr, 2 * sizeof(uint64_t), slot);
-    if (vt_hash_oom) {
+    if (vt_index_add(i) < 0) {
         vt_slab_put(i);
         vt_c.dropped++;
         return 0;
@@ -223,11 +212,11 @@ void vt_table_add(struct vt_alloc *a)
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
     vt_mutex_lock(&vt_lock);
-    struct vt_slot *slot = vt_find_locked(addr, vt_space_of(kind_space));
-    if (slot)
+    uint32_t slot = vt_index_find(addr, vt_space_of(kind_space));
+    if (slot != VT_SLAB_NONE)
         vt_take_locked(slot, out);
     vt_mutex_unlock(&vt_lock);
-    return slot != NULL;
+    return slot != VT_SLAB_NONE;
 }
 
 void vt_table_restore(const struct vt_alloc *a)
@@ -244,15 +233,16 @@ void vt_table_restore(const struct vt_alloc *a)
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
 {
     size_t got = 0, removed = 0;
-    uint64_t end = addr + size, space = vt_space_of(VT_KIND_VMM_MAP);
+    uint64_t end = addr + size;
+    uint8_t space = vt_space_of(VT_KIND_VMM_MAP);
     vt_mutex_lock(&vt_lock);
     /* Mappings inside one unmap are usually contiguous: walk them by address, and fall back to a
      * scan of the table only when a gap is met. */
     uint64_t cur = addr;
     int gap = 0;
     while (cur < end) {
-        struct vt_slot *slot = vt_find_locked(cur, space);
-        uint64_t sz = slot ? vt_slab_entry(slot->index)->size : 0;
+        uint32_t slot = vt_index_find(cur, space);
+        uint64_t sz = slot != VT_SLAB_NONE ? vt_slab_entry(slot)->size : 0;
         if (!sz) {
             gap = 1;
             break;
@@ -263,9 +253,9 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
         removed++;
     }
     if (gap) {
-        struct vt_slot *slot, *tmp;
-        HASH_ITER(hh, vt_allocs, slot, tmp) {
-            const struct vt_alloc *e = vt_slab_entry(slot->index);
+        size_t hw = vt_slab_high_water();
+        for (uint32_t slot = 0; slot < hw; slot++) {
+            const struct vt_alloc *e = vt_slab_entry(slot);
             if (e->kind != VT_KIND_VMM_MAP || e->addr < addr || e->addr >= end)
                 continue;
             vt_take_locked(slot, got < max ? &out[got] : NULL);
@@ -613,7 +603,7 @@ void vt_table_atfork_parent(void)
 void vt_table_atfork_child(void)
 {
     /* The parent's GPU memory is not the child's: start from an empty table. */
-    HASH_CLEAR(hh, vt_allocs);
+    vt_index_reset();
     vt_slab_reset();
     struct vt_pnode *pn, *ptmp;
     HASH_ITER(hh, vt_phys_tab, pn, ptmp) {

@@ -26,22 +26,32 @@ enum vt_kind {
 
 const char *vt_kind_name(enum vt_kind k);
 
+/* One tracked allocation: 64 bytes (what only some kinds need shares one place). */
 struct vt_alloc {
     uint64_t addr;
-    uint64_t space; /* with addr, the key: a VA reservation and its first mapping share an address */
     uint64_t size;
-    uint64_t stream;
-    uint64_t pool;   /* async: the pool it came from, 0 for the device's current pool */
-    uint64_t handle; /* vmm_map: the physical handle mapped; block: its allocator (vt_block_owner) */
-    uint64_t offset; /* vmm_map: offset into the handle */
-    uint64_t seq;
+    uint64_t seq;     /* the table's order of entry (vt_table.c) */
     uint64_t time_ns;
+    union {
+        struct {
+            uint64_t stream;
+            uint64_t pool;   /* the pool it came from, 0 for the device's current pool */
+        } async;             /* VT_KIND_ASYNC */
+        struct {
+            uint64_t handle; /* the physical handle mapped */
+            uint64_t offset; /* into the handle */
+        } map;               /* VT_KIND_VMM_MAP */
+        uint64_t owner;      /* VT_KIND_BLOCK: its allocator (vt_block_owner) */
+    } x;
     uint32_t stack;
-    int32_t device; /* -1 when not known (yet) */
     int32_t tid;
-    uint16_t kind;
-    uint16_t api;
+    int16_t device;   /* -1 when not known (yet) */
+    uint8_t kind;
+    uint8_t api;      /* enum vt_fn */
+    uint8_t space;    /* with addr, the key: a VA reservation and its first mapping share an address */
 };
+_Static_assert(sizeof(struct vt_alloc) <= 64, "a tracked allocation fits in 64 bytes");
+_Static_assert(VT_FN_COUNT <= 256 && VT_KIND_COUNT < 255, "api and kind fit in a byte");
 
 struct vt_phys {
     uint64_t handle;
