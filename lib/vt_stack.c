@@ -3,6 +3,10 @@
  * program's call into CUDA. The Python stack, when the thread has one, is part of the key. Interned
  * stacks live for the process: ids stay valid across dumps.
  *
+ * Threads: the table of stacks is split in shards by the key's hash, each with its own lock, so threads
+ * that allocate at once rarely meet; only a new stack takes the list's lock as well, to get the next id
+ * and be published in id order (vt_stack_all relies on the newest stack having the highest id).
+ *
  * Fork: libunwind has locks and caches of its own, and a child forked while another thread was inside
  * unw_backtrace would inherit them half-held and hang at its first stack. So the fork handlers wait
  * until no thread is unwinding, and hold new unwinds back until the fork is done. */
@@ -22,10 +26,22 @@
 
 __thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t vt_stack_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_stack *vt_stacks_by_pc;
+#define VT_STACK_SHARDS 16
+static struct {
+    pthread_mutex_t lock;
+    struct vt_stack *by_key;
+    char pad[64 - sizeof(pthread_mutex_t) % 64]; /* a shard's lock on a cache line of its own */
+} vt_shards[VT_STACK_SHARDS];
+static pthread_mutex_t vt_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_stack *vt_stacks_list;
 static uint32_t vt_stacks_count;
+static pthread_once_t vt_shards_once = PTHREAD_ONCE_INIT;
+
+static void vt_shards_init(void)
+{
+    for (int i = 0; i < VT_STACK_SHARDS; i++)
+        pthread_mutex_init(&vt_shards[i].lock, NULL);
+}
 static uintptr_t vt_self_lo, vt_self_hi;
 static atomic_int vt_unwinding; /* threads inside unw_backtrace */
 static atomic_int vt_forking;   /* a fork is under way: no new unwinds */
@@ -33,16 +49,21 @@ static atomic_int vt_forking;   /* a fork is under way: no new unwinds */
 void vt_stack_init(void)
 {
     vt_modules_code_range((const void *)&vt_stack_init, &vt_self_lo, &vt_self_hi);
+    pthread_once(&vt_shards_once, vt_shards_init);
 }
 
 /* key: n return addresses, then the Python stack id. */
 static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
 {
     size_t len = (n + 1) * sizeof(uintptr_t);
+    /* The shard: from the innermost return address and the depth, which differ between most stacks. */
+    uint64_t h = ((uint64_t)key[0] ^ ((uint64_t)n << 48) ^ (n > 1 ? (uint64_t)key[1] << 7 : 0)) * 0x9e3779b97f4a7c15ull;
     struct vt_stack *s;
     uint32_t id = 0;
-    pthread_mutex_lock(&vt_stack_lock);
-    HASH_FIND(hh, vt_stacks_by_pc, key, len, s);
+    pthread_once(&vt_shards_once, vt_shards_init);
+    __typeof__(vt_shards[0]) *sh = &vt_shards[h >> 60];
+    pthread_mutex_lock(&sh->lock);
+    HASH_FIND(hh, sh->by_key, key, len, s);
     if (s) {
         id = s->id;
     } else if ((s = malloc(sizeof *s + len))) {
@@ -50,19 +71,21 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
         s->n = n;
         s->py = (uint32_t)key[n];
         memcpy(s->pc, key, len);
-        s->id = vt_stacks_count + 1;
         vt_hash_oom = 0;
-        HASH_ADD_KEYPTR(hh, vt_stacks_by_pc, s->pc, len, s);
+        HASH_ADD_KEYPTR(hh, sh->by_key, s->pc, len, s);
         if (vt_hash_oom) {
             free(s);
         } else {
+            pthread_mutex_lock(&vt_list_lock);
+            s->id = vt_stacks_count + 1;
             s->next = vt_stacks_list;
             __atomic_store_n(&vt_stacks_list, s, __ATOMIC_RELEASE);
             vt_stacks_count = s->id;
+            pthread_mutex_unlock(&vt_list_lock);
             id = s->id;
         }
     }
-    pthread_mutex_unlock(&vt_stack_lock);
+    pthread_mutex_unlock(&sh->lock);
     if (!id)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
     return id;
@@ -113,19 +136,29 @@ void vt_stack_atfork_prepare(void)
      * was stopped inside one (a debugger). */
     for (int i = 0; atomic_load(&vt_unwinding) && i < 1000000; i++)
         sched_yield();
-    pthread_mutex_lock(&vt_stack_lock);
+    pthread_once(&vt_shards_once, vt_shards_init);
+    for (int i = 0; i < VT_STACK_SHARDS; i++)
+        pthread_mutex_lock(&vt_shards[i].lock);
+    pthread_mutex_lock(&vt_list_lock);
+}
+
+static void vt_stack_unlock_all(void)
+{
+    pthread_mutex_unlock(&vt_list_lock);
+    for (int i = VT_STACK_SHARDS; i-- > 0;)
+        pthread_mutex_unlock(&vt_shards[i].lock);
 }
 
 void vt_stack_atfork_parent(void)
 {
-    pthread_mutex_unlock(&vt_stack_lock);
+    vt_stack_unlock_all();
     atomic_store(&vt_forking, 0);
 }
 
 void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
-    pthread_mutex_unlock(&vt_stack_lock);
+    vt_stack_unlock_all();
     atomic_store(&vt_unwinding, 0);
     atomic_store(&vt_forking, 0);
 }
