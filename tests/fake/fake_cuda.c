@@ -6,6 +6,7 @@
  * VRAMTRACE_FAKE_DEVICES devices (default 1). */
 #include <cuda.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,11 +80,23 @@ static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fake_inited;
 static int fake_ndev = 1;
 static uint64_t fake_limit = 80ull << 30;
-static uint64_t fake_used[FAKE_MAX_DEVICES];
+static _Atomic uint64_t fake_used[FAKE_MAX_DEVICES]; /* charged without the lock: allocations scale */
 static struct CUctx_st fake_primary[FAKE_MAX_DEVICES];
 static int fake_primary_refs[FAKE_MAX_DEVICES];
 static struct fake_pool fake_default_pool[FAKE_MAX_DEVICES];
-static struct fake_block *fake_blocks;
+/* Blocks by address, in shards with a lock each, so that threads allocating at once do not meet in the
+ * fake driver (which would hide vramtrace's own scaling in bench_threads). */
+#define FAKE_SHARDS 16
+static struct {
+    pthread_mutex_t lock;
+    struct fake_block *blocks;
+    char pad[64];
+} fake_shards[FAKE_SHARDS];
+
+static __typeof__(fake_shards[0]) *fake_shard(uint64_t addr)
+{
+    return &fake_shards[(addr * 0x9e3779b97f4a7c15ull) >> 60];
+}
 static struct fake_map *fake_maps;
 static struct fake_va *fake_vas;
 static struct fake_phys *fake_physs;
@@ -95,15 +108,21 @@ static __thread int fake_ctx_depth;
 static void fake_atfork_prepare(void)
 {
     pthread_mutex_lock(&fake_lock);
+    for (int i = 0; i < FAKE_SHARDS; i++)
+        pthread_mutex_lock(&fake_shards[i].lock);
 }
 
 static void fake_atfork_release(void)
 {
+    for (int i = FAKE_SHARDS; i-- > 0;)
+        pthread_mutex_unlock(&fake_shards[i].lock);
     pthread_mutex_unlock(&fake_lock);
 }
 
 __attribute__((constructor)) static void fake_init(void)
 {
+    for (int i = 0; i < FAKE_SHARDS; i++)
+        pthread_mutex_init(&fake_shards[i].lock, NULL);
     pthread_atfork(fake_atfork_prepare, fake_atfork_release, fake_atfork_release);
 }
 
@@ -349,12 +368,14 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
     return CUDA_SUCCESS;
 }
 
-/* Charges size to a device; the caller holds fake_lock. */
+/* Charges size to a device, within its limit. */
 static int fake_charge(int dev, uint64_t size)
 {
-    if (fake_used[dev] + size > fake_limit)
-        return 0;
-    fake_used[dev] += size;
+    uint64_t used = atomic_load(&fake_used[dev]);
+    do {
+        if (used + size > fake_limit)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&fake_used[dev], &used, used + size));
     return 1;
 }
 
@@ -365,9 +386,9 @@ static CUresult fake_alloc(CUdeviceptr *out, size_t size, int kind, int dev, str
     struct fake_block *b = calloc(1, sizeof *b);
     if (!b)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&fake_lock);
     void *mem = NULL;
     if (pool) {
+        pthread_mutex_lock(&fake_lock);
         /* A pool hands back memory it keeps before it asks the device for more. */
         for (struct fake_free_block **pp = &pool->free_list; *pp; pp = &(*pp)->next) {
             if ((*pp)->size >= size) {
@@ -387,12 +408,12 @@ static CUresult fake_alloc(CUdeviceptr *out, size_t size, int kind, int dev, str
         }
         if (mem && (pool->used += size) > pool->used_high)
             pool->used_high = pool->used;
+        pthread_mutex_unlock(&fake_lock);
     } else if (kind == FK_HOST || fake_charge(dev, size)) {
         if (!(mem = malloc(size)) && kind != FK_HOST)
             fake_used[dev] -= size;
     }
     if (!mem) {
-        pthread_mutex_unlock(&fake_lock);
         free(b);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -401,8 +422,10 @@ static CUresult fake_alloc(CUdeviceptr *out, size_t size, int kind, int dev, str
     b->dev = dev;
     b->kind = kind;
     b->pool = pool;
-    HASH_ADD(hh, fake_blocks, addr, sizeof b->addr, b);
-    pthread_mutex_unlock(&fake_lock);
+    __typeof__(fake_shards[0]) *sh = fake_shard(b->addr);
+    pthread_mutex_lock(&sh->lock);
+    HASH_ADD(hh, sh->blocks, addr, sizeof b->addr, b);
+    pthread_mutex_unlock(&sh->lock);
     *out = b->addr;
     return CUDA_SUCCESS;
 }
@@ -425,14 +448,17 @@ static CUresult fake_free(uint64_t addr, int host)
     if (!addr)
         return CUDA_ERROR_INVALID_VALUE;
     struct fake_block *b;
-    pthread_mutex_lock(&fake_lock);
-    HASH_FIND(hh, fake_blocks, &addr, sizeof addr, b);
+    __typeof__(fake_shards[0]) *sh = fake_shard(addr);
+    pthread_mutex_lock(&sh->lock);
+    HASH_FIND(hh, sh->blocks, &addr, sizeof addr, b);
     if (!b || (host != (b->kind == FK_HOST))) {
-        pthread_mutex_unlock(&fake_lock);
+        pthread_mutex_unlock(&sh->lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    HASH_DEL(fake_blocks, b);
+    HASH_DEL(sh->blocks, b);
+    pthread_mutex_unlock(&sh->lock);
     if (b->pool) {
+        pthread_mutex_lock(&fake_lock);
         struct fake_free_block *fb = malloc(sizeof *fb);
         b->pool->used -= b->size;
         if (fb) {
@@ -442,12 +468,12 @@ static CUresult fake_free(uint64_t addr, int host)
             b->pool->free_list = fb;
         }
         fake_pool_release_to(b->pool, b->pool->threshold);
+        pthread_mutex_unlock(&fake_lock);
     } else {
         if (b->kind != FK_HOST)
             fake_used[b->dev] -= b->size;
         free((void *)(uintptr_t)b->addr);
     }
-    pthread_mutex_unlock(&fake_lock);
     free(b);
     return CUDA_SUCCESS;
 }
@@ -521,10 +547,13 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr
         return CUDA_ERROR_INVALID_VALUE;
     struct fake_block *b;
     int dev = -1;
-    pthread_mutex_lock(&fake_lock);
-    HASH_FIND(hh, fake_blocks, &ptr, sizeof ptr, b);
+    __typeof__(fake_shards[0]) *sh = fake_shard(ptr);
+    pthread_mutex_lock(&sh->lock);
+    HASH_FIND(hh, sh->blocks, &ptr, sizeof ptr, b);
     if (b && b->kind != FK_HOST)
         dev = b->dev;
+    pthread_mutex_unlock(&sh->lock);
+    pthread_mutex_lock(&fake_lock);
     for (struct fake_map *m = fake_maps; dev < 0 && m; m = m->next)
         if (ptr >= m->addr && ptr < m->addr + m->size && m->phys->dev >= 0)
             dev = m->phys->dev;
