@@ -15,9 +15,10 @@ struct vt_config {
     int keep;           /* interval dumps kept; 0: all */
     int depth;          /* frames kept per stack; 0: stacks off */
     double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
-    int torch_history;  /* switch on torch's block history once its CUDA allocator is up */
+    int torch_history;  /* VT_HISTORY_*: when to switch on torch's block history */
     int python;         /* Python call sites for allocations */
     int py_depth;       /* Python frames kept per stack */
+    int py_walk;        /* read frames from the interpreter's memory on the allocating thread */
     double py_wait;     /* ms a thread that released the GIL waits for its frames; 0: only GIL holders */
 };
 

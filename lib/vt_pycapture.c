@@ -1,11 +1,19 @@
-/* Python call sites for allocations. A thread that holds the GIL reads its own frames. A Python thread
- * that released the GIL inside an extension (torch does around every operator, CuPy around its
- * cudaMalloc) must not touch the interpreter, and must not take the GIL here either: it may hold a lock
- * (torch's allocator's) that the GIL's holder is waiting for. So it asks our helper thread, which
- * takes the GIL on its behalf and reads its frames -- they cannot change, their thread is blocked
- * here -- and it waits at most VRAMTRACE_PY_WAIT for the answer. A helper that missed that time is
- * marked stalled, and nobody waits for it again until it has had the GIL. Threads with no Python
- * thread state (native threads) keep native stacks only. */
+/* Python call sites for allocations: who reads the allocating thread's Python frames.
+ *
+ * The thread itself, by the walk (vt_pywalk.h), with or without the GIL: it is blocked inside our
+ * hook, so its frames cannot change, and nothing is asked of the interpreter. A Python thread that
+ * released the GIL inside an extension (torch does around every operator, CuPy around its cudaMalloc)
+ * must not take it back here: it may hold a lock (torch's allocator's) that the GIL's holder waits
+ * for. The walk needs neither.
+ *
+ * The walk is trusted once it has read the same frames and lines as the interpreter's own frame API,
+ * the first time a thread holding the GIL allocates (or our helper reads a thread for it, below).
+ * Until then, and for good when it disagrees, when memory is not as the walk expects, or with
+ * VRAMTRACE_PY_WALK=0 (said once), frames go the API's way: a thread holding the GIL reads its own; a
+ * thread that released it asks our helper thread, which takes the GIL on its behalf, and waits at
+ * most VRAMTRACE_PY_WAIT for the answer. A helper that missed that time is marked stalled, and nobody
+ * waits for it again until it has had the GIL. Threads with no Python thread state (native threads)
+ * keep native stacks only. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -42,7 +50,8 @@ static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
 
 static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
 static int vt_pc_on;
-static uint64_t vt_pc_held, vt_pc_released, vt_pc_missed, vt_pc_native;
+static uint64_t vt_pc_held, vt_pc_released, vt_pc_missed, vt_pc_native, vt_pc_walked;
+static int vt_pc_walk; /* 1: the walk is trusted; 0: not checked yet; -1: not used */
 static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
 
 void vt_pycapture_init(void)
@@ -61,6 +70,35 @@ static void vt_pc_decide(void)
         return;
     }
     vt_pc_on = 1;
+    const char *no = vt_cfg.py_walk ? vt_pystack_walk_setup() : "VRAMTRACE_PY_WALK=0";
+    vt_pc_walk = no ? -1 : 0;
+    if (no && vt_cfg.py_walk)
+        vt_say("Python %s: %s; its frames are read through the interpreter, with the GIL", v, no);
+}
+
+static void vt_pc_walk_off(const char *why)
+{
+    int was = __atomic_exchange_n(&vt_pc_walk, -1, __ATOMIC_ACQ_REL);
+    if (was != -1)
+        vt_say("Python %s: %s; its frames are read through the interpreter from now on, with the GIL",
+               vt_py_version(), why);
+}
+
+/* With the GIL held, for a thread (tstate) that runs no Python meanwhile. */
+static uint32_t vt_pc_read_held(void *ts)
+{
+    if (__atomic_load_n(&vt_pc_walk, __ATOMIC_ACQUIRE) != 0)
+        return vt_pystack_read(ts);
+    uint32_t id;
+    const char *why = vt_pystack_check(ts, &id);
+    if (why) {
+        vt_pc_walk_off(why);
+        return vt_pystack_read(ts);
+    }
+    int unchecked = 0;
+    __atomic_compare_exchange_n(&vt_pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    __atomic_add_fetch(&vt_pc_walked, 1, __ATOMIC_RELAXED);
+    return id;
 }
 
 /* Allocations come in bursts (a forward pass), and waking a sleeping thread costs tens of µs: both
@@ -121,7 +159,7 @@ static void *vt_ph_main(void *arg)
             __atomic_store_n(&vt_ph_pending, vt_ph_queue != NULL, __ATOMIC_RELAXED);
             j->state = VT_JOB_TAKEN;
             pthread_mutex_unlock(&vt_ph_mu);
-            uint32_t r = running ? vt_pystack_read(j->ts) : 0;
+            uint32_t r = running ? vt_pc_read_held(j->ts) : 0;
             pthread_mutex_lock(&vt_ph_mu);
             j->result = r;
             j->state = VT_JOB_DONE;
@@ -191,17 +229,30 @@ uint32_t vt_pycapture(void)
         return 0;
     int holds;
     void *ts = vt_py_thread_state(&holds);
-    if (!ts || (!holds && vt_cfg.py_wait <= 0)) {
-        __atomic_add_fetch(ts ? &vt_pc_missed : &vt_pc_native, 1, __ATOMIC_RELAXED);
+    if (!ts) {
+        __atomic_add_fetch(&vt_pc_native, 1, __ATOMIC_RELAXED);
         return 0;
     }
     vt_pc_busy = 1;
-    uint32_t id;
-    if (holds) {
-        id = vt_pystack_read(ts);
+    uint32_t id = 0;
+    int walked = 0;
+    if (__atomic_load_n(&vt_pc_walk, __ATOMIC_ACQUIRE) == 1) {
+        int failed;
+        id = vt_pystack_walk(ts, &failed);
+        walked = !failed;
+        if (failed)
+            vt_pc_walk_off("a frame in memory was not as vramtrace expects");
+    }
+    if (walked) {
+        __atomic_add_fetch(&vt_pc_walked, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(holds ? &vt_pc_held : &vt_pc_released, 1, __ATOMIC_RELAXED);
+    } else if (holds) {
+        id = vt_pc_read_held(ts);
         __atomic_add_fetch(&vt_pc_held, 1, __ATOMIC_RELAXED);
-    } else {
+    } else if (vt_cfg.py_wait > 0) {
         id = vt_pc_ask_helper(ts);
+    } else {
+        __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
     }
     vt_pc_busy = 0;
     return id;
@@ -222,6 +273,7 @@ void vt_pycapture_write(struct vt_out *f)
         {"py_released", &vt_pc_released},
         {"py_missed", &vt_pc_missed},
         {"py_native", &vt_pc_native},
+        {"py_walked", &vt_pc_walked},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, "counter %s %llu\n", counters[i].name,
@@ -243,6 +295,6 @@ void vt_pycapture_atfork_child(void)
     vt_ph_pending = 0;
     vt_ph_sleeping = 0;
     vt_ph_ts = NULL;
-    vt_pc_held = vt_pc_released = vt_pc_missed = vt_pc_native = 0;
+    vt_pc_held = vt_pc_released = vt_pc_missed = vt_pc_native = vt_pc_walked = 0;
     vt_pc_busy = 0;
 }

@@ -1,9 +1,18 @@
-/* Python stacks. A stack seen before costs its frame walk and one hash look-up, keyed by its (code
- * object, line) pairs. Code objects are identified by address, which is safe because each one that
- * enters the table is kept alive by a reference we never give back: code objects live as long as their
- * functions in almost every program, and the few made at run time cost only their size. A code
- * object's file and name are copied once, when it is first seen, so dumps need no interpreter.
- * Everything here is called with the GIL held; our lock is never held across a Python call. */
+/* Python stacks, interned into small ids that native stacks refer to (vt_stack.h). Two ways in:
+ *
+ * The walk (vt_pywalk.h), on the allocating thread, with or without the GIL. A stack's key is its
+ * frames' (code object, instruction offset and fingerprint) words: a stack seen before costs the walk
+ * and one look-up in one of 16 shards, chosen by the key's hash, each with its own lock. A new stack
+ * resolves the names of each code object not seen before and the line of each frame from the
+ * interpreter's memory, while its thread still holds those frames alive; nothing is kept of the
+ * interpreter's objects but copies, so nothing needs a reference.
+ *
+ * The interpreter's frame API, with the GIL held (when the walk cannot be trusted, or to check it): a
+ * stack's key is its (code object, line) pairs, and a code object first seen this way is kept alive by
+ * a reference we never give back, so that its address is never another's.
+ *
+ * Frames in the dump are (code, line) either way, and stacks are listed in id order. Locks: a shard's,
+ * then vt_pys_lock (code objects, frames, the list); never across a Python call. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +26,14 @@
 
 struct vt_pycode {
     UT_hash_handle hh;
-    uintptr_t code;
+    uintptr_t key[2]; /* code object, fingerprint (0: seen through the API, and kept alive) */
     char *file, *func;
 };
 
 struct vt_pyframe {
     UT_hash_handle hh;
-    uintptr_t key[2]; /* code object, line */
+    uintptr_t key[2]; /* struct vt_pycode *, line (0: none) */
     uint32_t id;
-    const struct vt_pycode *code;
 };
 
 struct vt_pystk {
@@ -36,12 +44,48 @@ struct vt_pystk {
     uintptr_t key[]; /* n pairs */
 };
 
+#define VT_PYS_SHARDS 16
+static struct {
+    pthread_mutex_t lock;
+    struct vt_pystk *by_key;
+    char pad[64 - sizeof(pthread_mutex_t) % 64];
+} vt_pys_shards[VT_PYS_SHARDS];
+static pthread_once_t vt_pys_once = PTHREAD_ONCE_INIT;
+
 static pthread_mutex_t vt_pys_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_pycode *vt_codes;
 static struct vt_pyframe *vt_frames;
 static uint32_t vt_nframes;
-static struct vt_pystk *vt_stacks_by_key, *vt_stacks_list;
+static struct vt_pystk *vt_stacks_list;
 static uint32_t vt_nstacks;
+
+static const struct vt_pylayout *vt_layout; /* set once the walk may be used */
+static struct vt_pytypes vt_types;
+/* Tests only (VRAMTRACE_FAKE_PYWALK): "mismatch" makes the check disagree, "corrupt" makes the third
+ * walk find memory not as expected, so that both ways back to the interpreter's API are exercised. */
+static int vt_fault_mismatch, vt_fault_corrupt, vt_walks;
+
+static void vt_pys_init(void)
+{
+    for (int i = 0; i < VT_PYS_SHARDS; i++)
+        pthread_mutex_init(&vt_pys_shards[i].lock, NULL);
+}
+
+const char *vt_pystack_walk_setup(void)
+{
+    pthread_once(&vt_pys_once, vt_pys_init);
+    const struct vt_pylayout *l;
+    struct vt_pytypes t;
+    const char *why = vt_py_walkable(&l, &t);
+    const char *fault = getenv("VRAMTRACE_FAKE_PYWALK");
+    vt_fault_mismatch = fault && !strcmp(fault, "mismatch");
+    vt_fault_corrupt = fault && !strcmp(fault, "corrupt");
+    if (!why) {
+        vt_types = t;
+        vt_layout = l;
+    }
+    return why;
+}
 
 /* One word of the dump format for a function; a file may hold spaces but no control characters. */
 static void vt_clean(char *s, int word)
@@ -51,16 +95,17 @@ static void vt_clean(char *s, int word)
             *p = word ? '_' : '?';
 }
 
-static const struct vt_pycode *vt_pycode_get(uintptr_t code)
+/* The code object of key (code, fingerprint), added with its names (read by names()) when new. */
+static const struct vt_pycode *vt_pycode_get(const uintptr_t key[2], int (*names)(uintptr_t, char **, char **))
 {
     struct vt_pycode *c;
     vt_mutex_lock(&vt_pys_lock);
-    HASH_FIND(hh, vt_codes, &code, sizeof code, c);
+    HASH_FIND(hh, vt_codes, key, 2 * sizeof *key, c);
     vt_mutex_unlock(&vt_pys_lock);
     if (c)
         return c;
     char *file, *func;
-    if (vt_py_code_names(code, &file, &func) < 0) {
+    if (names(key[0], &file, &func) < 0) {
         file = strdup("?");
         func = strdup("?");
     }
@@ -77,20 +122,20 @@ static const struct vt_pycode *vt_pycode_get(uintptr_t code)
     }
     vt_clean(file, 0);
     vt_clean(func, 1);
-    n->code = code;
+    memcpy(n->key, key, sizeof n->key);
     n->file = file;
     n->func = func;
     vt_mutex_lock(&vt_pys_lock);
-    HASH_FIND(hh, vt_codes, &code, sizeof code, c);
+    HASH_FIND(hh, vt_codes, key, 2 * sizeof *key, c);
     if (!c) {
         vt_hash_oom = 0;
-        HASH_ADD(hh, vt_codes, code, sizeof code, n);
+        HASH_ADD(hh, vt_codes, key, sizeof n->key, n);
         c = vt_hash_oom ? NULL : n;
     }
     vt_mutex_unlock(&vt_pys_lock);
-    if (c == n)
-        vt_py_keep(code);
-    else {
+    if (c == n && !key[1])
+        vt_py_keep(key[0]);
+    if (c != n) {
         free(file);
         free(func);
         free(n);
@@ -98,15 +143,20 @@ static const struct vt_pycode *vt_pycode_get(uintptr_t code)
     return c;
 }
 
-/* Under the lock: the frame of (code, line), added when new. */
-static const struct vt_pyframe *vt_pyframe_get_locked(const uintptr_t key[2], const struct vt_pycode *code)
+static int vt_walk_names(uintptr_t code, char **file, char **func)
 {
+    return vt_pywalk_names(vt_layout, &vt_types, code, file, func);
+}
+
+/* Under vt_pys_lock: the frame (code, line), added when new. */
+static const struct vt_pyframe *vt_pyframe_get_locked(const struct vt_pycode *code, uintptr_t line)
+{
+    uintptr_t key[2] = {(uintptr_t)code, line};
     struct vt_pyframe *f;
-    HASH_FIND(hh, vt_frames, key, 2 * sizeof *key, f);
+    HASH_FIND(hh, vt_frames, key, sizeof key, f);
     if (f || !(f = malloc(sizeof *f)))
         return f;
-    memcpy(f->key, key, sizeof f->key);
-    f->code = code;
+    memcpy(f->key, key, sizeof key);
     f->id = vt_nframes + 1;
     vt_hash_oom = 0;
     HASH_ADD(hh, vt_frames, key, sizeof f->key, f);
@@ -118,45 +168,70 @@ static const struct vt_pyframe *vt_pyframe_get_locked(const uintptr_t key[2], co
     return f;
 }
 
-static uint32_t vt_pystack_add(const uintptr_t *key, uint32_t n)
+static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
 {
-    const struct vt_pycode *codes[VT_PY_DEPTH_MAX];
-    for (uint32_t i = 0; i < n; i++)
-        if (!(codes[i] = vt_pycode_get(key[2 * i])))
-            return 0;
-    size_t len = 2 * n * sizeof *key;
-    struct vt_pystk *s = malloc(sizeof *s + len);
-    const struct vt_pyframe **frames = malloc(n * sizeof *frames);
-    uint32_t id = 0;
+    struct vt_pystk *s;
+    unsigned hv = (unsigned)h;
+    pthread_once(&vt_pys_once, vt_pys_init);
+    pthread_mutex_t *lock = &vt_pys_shards[h >> 60].lock;
+    vt_mutex_lock(lock);
+    HASH_FIND_BYHASHVALUE(hh, vt_pys_shards[h >> 60].by_key, key, 2 * (size_t)n * sizeof *key, hv, s);
+    uint32_t id = s ? s->id : 0;
+    vt_mutex_unlock(lock);
+    return id;
+}
+
+/* A new stack of n frames: their code objects and lines given; 0 when it could not be kept. */
+static uint32_t vt_pys_add(const uintptr_t *key, int n, uint64_t h, const struct vt_pycode **codes, const int *lines)
+{
+    size_t len = 2 * (size_t)n * sizeof *key;
+    struct vt_pystk *s = malloc(sizeof *s + len), *old;
+    const struct vt_pyframe **frames = malloc((size_t)n * sizeof *frames);
+    if (!s || !frames) {
+        free(s);
+        free(frames);
+        return 0;
+    }
+    int i = 0;
     vt_mutex_lock(&vt_pys_lock);
-    struct vt_pystk *old;
-    HASH_FIND(hh, vt_stacks_by_key, key, len, old);
+    while (i < n && (frames[i] = vt_pyframe_get_locked(codes[i], lines[i] > 0 ? (uintptr_t)lines[i] : 0)))
+        i++;
+    vt_mutex_unlock(&vt_pys_lock);
+    uint32_t id = 0;
+    unsigned hv = (unsigned)h;
+    pthread_mutex_t *lock = &vt_pys_shards[h >> 60].lock;
+    vt_mutex_lock(lock);
+    HASH_FIND_BYHASHVALUE(hh, vt_pys_shards[h >> 60].by_key, key, len, hv, old);
     if (old) {
         id = old->id;
-    } else if (s && frames) {
-        uint32_t i = 0;
-        while (i < n && (frames[i] = vt_pyframe_get_locked(key + 2 * i, codes[i])))
-            i++;
-        if (i == n) {
-            s->n = n;
-            s->frames = frames;
-            memcpy(s->key, key, len);
-            s->id = vt_nstacks + 1;
-            vt_hash_oom = 0;
-            HASH_ADD(hh, vt_stacks_by_key, key, len, s);
-            if (!vt_hash_oom) {
-                s->next = vt_stacks_list;
-                __atomic_store_n(&vt_stacks_list, s, __ATOMIC_RELEASE);
-                vt_nstacks = id = s->id;
-                s = NULL;
-                frames = NULL;
-            }
+    } else if (i == n) {
+        s->n = (uint32_t)n;
+        s->frames = frames;
+        memcpy(s->key, key, len);
+        vt_hash_oom = 0;
+        HASH_ADD_KEYPTR_BYHASHVALUE(hh, vt_pys_shards[h >> 60].by_key, s->key, len, hv, s);
+        if (!vt_hash_oom) {
+            vt_mutex_lock(&vt_pys_lock);
+            s->id = id = vt_nstacks + 1;
+            s->next = vt_stacks_list;
+            __atomic_store_n(&vt_stacks_list, s, __ATOMIC_RELEASE);
+            vt_nstacks = id;
+            vt_mutex_unlock(&vt_pys_lock);
+            s = NULL;
+            frames = NULL;
         }
     }
-    vt_mutex_unlock(&vt_pys_lock);
+    vt_mutex_unlock(lock);
     free(s);
     free(frames);
+    if (!id)
+        vt_say_once(VT_ONCE_NOMEM, "out of memory; some Python call sites are not recorded");
     return id;
+}
+
+static int vt_api_names(uintptr_t code, char **file, char **func)
+{
+    return vt_py_code_names(code, file, func);
 }
 
 uint32_t vt_pystack_read(void *tstate)
@@ -165,14 +240,68 @@ uint32_t vt_pystack_read(void *tstate)
     int n = vt_py_frames(tstate, key, vt_cfg.py_depth);
     if (n <= 0)
         return 0;
-    struct vt_pystk *s;
-    vt_mutex_lock(&vt_pys_lock);
-    HASH_FIND(hh, vt_stacks_by_key, key, 2 * (size_t)n * sizeof *key, s);
-    uint32_t id = s ? s->id : 0;
-    vt_mutex_unlock(&vt_pys_lock);
-    if (!id && !(id = vt_pystack_add(key, (uint32_t)n)))
-        vt_say_once(VT_ONCE_NOMEM, "out of memory; some Python call sites are not recorded");
-    return id;
+    uint64_t h = vt_pywalk_hash(key, n);
+    uint32_t id = vt_pys_find(key, n, h);
+    if (id)
+        return id;
+    const struct vt_pycode *codes[VT_PY_DEPTH_MAX];
+    int lines[VT_PY_DEPTH_MAX];
+    for (int i = 0; i < n; i++) {
+        uintptr_t ck[2] = {key[2 * i], 0};
+        lines[i] = (int)key[2 * i + 1];
+        if (!(codes[i] = vt_pycode_get(ck, vt_api_names)))
+            return 0;
+    }
+    return vt_pys_add(key, n, h, codes, lines);
+}
+
+/* A walked stack not seen before: its code objects and lines, read while its thread holds them. */
+static uint32_t vt_walk_add(const uintptr_t *key, int n, uint64_t h)
+{
+    const struct vt_pycode *codes[VT_PY_DEPTH_MAX];
+    int lines[VT_PY_DEPTH_MAX];
+    for (int i = 0; i < n; i++) {
+        uintptr_t ck[2] = {VT_PYWALK_CODE(key, i), VT_PYWALK_PRINT(key, i)};
+        lines[i] = vt_pywalk_line(vt_layout, &vt_types, key, i);
+        if (!(codes[i] = vt_pycode_get(ck, vt_walk_names)))
+            return 0;
+    }
+    return vt_pys_add(key, n, h, codes, lines);
+}
+
+uint32_t vt_pystack_walk(void *tstate, int *failed)
+{
+    uintptr_t key[2 * VT_PY_DEPTH_MAX];
+    uint64_t h;
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h);
+    if (vt_fault_corrupt && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
+        n = -1;
+    *failed = n < 0;
+    if (n <= 0)
+        return 0;
+    uint32_t id = vt_pys_find(key, n, h);
+    return id ? id : vt_walk_add(key, n, h);
+}
+
+const char *vt_pystack_check(void *tstate, uint32_t *id)
+{
+    uintptr_t walked[2 * VT_PY_DEPTH_MAX], api[2 * VT_PY_DEPTH_MAX];
+    uint64_t h;
+    *id = 0;
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h);
+    int m = vt_py_frames(tstate, api, vt_cfg.py_depth);
+    if (n < 0)
+        return "the frames in memory are not laid out as vramtrace expects";
+    if (n != m || vt_fault_mismatch)
+        return "the frames in memory are not the ones the interpreter reports";
+    for (int i = 0; i < n; i++) {
+        int line = vt_pywalk_line(vt_layout, &vt_types, walked, i);
+        if (VT_PYWALK_CODE(walked, i) != api[2 * i] || (uintptr_t)(line > 0 ? line : 0) != api[2 * i + 1])
+            return "the frames in memory are not the ones the interpreter reports";
+    }
+    if (n > 0 && !(*id = vt_pys_find(walked, n, h)))
+        *id = vt_walk_add(walked, n, h);
+    return NULL;
 }
 
 uint32_t vt_pystack_count(void)
@@ -200,11 +329,12 @@ void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t coun
             continue;
         for (uint32_t i = 0; i < s->n; i++) {
             const struct vt_pyframe *fr = s->frames[i];
+            const struct vt_pycode *code = (const struct vt_pycode *)fr->key[0];
             if (written[fr->id])
                 continue;
             written[fr->id] = 1;
-            vt_outf(f, "pyframe %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], fr->code->func,
-                    *fr->code->file ? fr->code->file : "-");
+            vt_outf(f, "pyframe %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], code->func,
+                    *code->file ? code->file : "-");
         }
         vt_outf(f, "pystack %u %u", stack_base + s->id, s->n);
         for (uint32_t i = 0; i < s->n; i++)
@@ -216,16 +346,26 @@ void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t coun
 
 void vt_pystack_atfork_prepare(void)
 {
+    pthread_once(&vt_pys_once, vt_pys_init);
+    for (int i = 0; i < VT_PYS_SHARDS; i++)
+        vt_mutex_lock(&vt_pys_shards[i].lock);
     vt_mutex_lock(&vt_pys_lock);
+}
+
+static void vt_pys_unlock_all(void)
+{
+    vt_mutex_unlock(&vt_pys_lock);
+    for (int i = VT_PYS_SHARDS - 1; i >= 0; i--)
+        vt_mutex_unlock(&vt_pys_shards[i].lock);
 }
 
 void vt_pystack_atfork_parent(void)
 {
-    vt_mutex_unlock(&vt_pys_lock);
+    vt_pys_unlock_all();
 }
 
 void vt_pystack_atfork_child(void)
 {
     /* The child's code objects are the parent's, and so are our references to them. */
-    vt_mutex_unlock(&vt_pys_lock);
+    vt_pys_unlock_all();
 }

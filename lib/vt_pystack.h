@@ -1,5 +1,6 @@
-/* Python call stacks: a thread's Python frames, read with the GIL held and interned by their (code
- * object, line) pairs into small ids that native stacks refer to (vt_stack.h). */
+/* Python call stacks: a thread's Python frames, read from the interpreter's memory by the thread
+ * itself or through the interpreter's API with the GIL held, interned into small ids that native
+ * stacks refer to (vt_stack.h). */
 #ifndef VT_PYSTACK_H
 #define VT_PYSTACK_H
 
@@ -10,8 +11,17 @@
 #define VT_PY_DEPTH_MAX 256
 
 /* With the GIL held: the Python stack of tstate (whose thread runs no Python meanwhile) as an id, 0
- * when it has no frames or could not be kept. */
+ * when it has no frames or could not be kept. Read through the interpreter's frame API. */
 uint32_t vt_pystack_read(void *tstate);
+
+/* NULL when the walk (vt_pywalk.h) can be used on this interpreter, else why not. */
+const char *vt_pystack_walk_setup(void);
+/* On tstate's own thread, with or without the GIL, once vt_pystack_walk_setup said yes: the stack as
+ * above, read by the walk; *failed is set when the interpreter's memory was not as the walk expects. */
+uint32_t vt_pystack_walk(void *tstate, int *failed);
+/* With the GIL held: reads tstate's frames both ways; NULL when they are the same frames and lines
+ * (its id then in *id), else how they differ. */
+const char *vt_pystack_check(void *tstate, uint32_t *id);
 
 /* Writes the pyframe and pystack records of the Python stacks whose ids are marked in used[1..count]
  * (count: vt_pystack_count() when used was made). Ids in the dump are ours plus frame_base and

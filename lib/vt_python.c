@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vt_bridge_py.h"
+#include "vt_pylayout.h"
 #include "vt_python.h"
 
 typedef struct vt_pyobject vt_pyobject; /* PyObject, opaque */
@@ -52,6 +53,10 @@ static struct {
     void (*restore_thread)(void *);
     int (*gc_disable)(void); /* 3.10+ */
     int (*gc_enable)(void);
+    /* The frame walk (vt_pywalk.h): the types it checks objects against, and what tells a build whose
+     * objects are laid out otherwise (reference debugging). */
+    void *code_type, *unicode_type, *bytes_type, *runtime;
+    void *ref_debug, *trace_refs;
 } vt_py;
 
 static pthread_once_t vt_py_once = PTHREAD_ONCE_INIT;
@@ -107,6 +112,12 @@ static void vt_py_resolve(void)
         /* 3.10+; 3.9 makes no frame objects on demand, so it needs none. */
         {(void **)&vt_py.gc_disable, "PyGC_Disable", NULL, VT_PY_OPTIONAL},
         {(void **)&vt_py.gc_enable, "PyGC_Enable", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.code_type, "PyCode_Type", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.unicode_type, "PyUnicode_Type", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.bytes_type, "PyBytes_Type", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.runtime, "_PyRuntime", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.ref_debug, "_Py_NegativeRefcount", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.trace_refs, "_Py_PrintReferences", NULL, VT_PY_OPTIONAL},
     };
     int bridges = 1, frames = 1;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -261,6 +272,28 @@ void *vt_py_interpreter_code(void)
 {
     pthread_once(&vt_py_once, vt_py_resolve);
     return (void *)vt_py.version;
+}
+
+const char *vt_py_walkable(const struct vt_pylayout **layout, struct vt_pytypes *types)
+{
+    pthread_once(&vt_py_once, vt_py_resolve);
+    const struct vt_pylayout *l = vt_pylayout_for(vt_py_minor);
+    if (!vt_py_frames_ok || !l)
+        return "no frame layout for this version";
+    if (!vt_py.code_type || !vt_py.unicode_type || !vt_py.bytes_type)
+        return "its type objects are not exported";
+    if (vt_py.ref_debug || vt_py.trace_refs)
+        return "a debug build, whose objects are laid out otherwise";
+    if (l->minor >= 13) {
+        const char *why = vt_pylayout_check_published(l, vt_py.runtime);
+        if (why)
+            return why;
+    }
+    *layout = l;
+    types->code = vt_py.code_type;
+    types->unicode = vt_py.unicode_type;
+    types->bytes = vt_py.bytes_type;
+    return NULL;
 }
 
 void *vt_py_thread_state(int *holds_gil)

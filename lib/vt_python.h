@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vt_pywalk.h"
+
 /* 1 when the process hosts a CPython whose API we found. */
 int vt_py_hosted(void);
 /* 1 while the interpreter is initialised and not shutting down: only then may a GIL be taken. */
@@ -32,6 +34,9 @@ const char *vt_py_version(void);
 const char *vt_py_frames_unusable(void);
 /* An address inside the interpreter's code, to find its module by. */
 void *vt_py_interpreter_code(void);
+/* NULL when a thread's frames can be read from the interpreter's memory (vt_pywalk.h), with the
+ * layout and types to read them by; else why not. */
+const char *vt_py_walkable(const struct vt_pylayout **layout, struct vt_pytypes *types);
 /* The calling thread's Python thread state in the main interpreter, or NULL when it has none;
  * *holds_gil says whether it is current (the thread holds the GIL). Safe without the GIL. */
 void *vt_py_thread_state(int *holds_gil);

@@ -122,12 +122,14 @@ static char *frame(const char *fn, long line)
     return b;
 }
 
-/* The basic scenario's checks on one interpreter. */
-static void check_basic(const char *python, const char *tag)
+/* The basic scenario's checks on one interpreter; walk: frames read by the allocating thread itself
+ * (else through the interpreter, VRAMTRACE_PY_WALK=0). */
+static void check_basic(const char *python, const char *tag, int walk)
 {
     struct run r, c;
     char path[700], qual[64];
-    run_py(&r, python, "basic", NULL);
+    const char *env[] = {walk ? NULL : "VRAMTRACE_PY_WALK=0", NULL};
+    run_py(&r, python, "basic", env);
     if (!ok(r.status == 0 && dump_path(&r, 0, path, sizeof path), "%s: the program ran, one dump", tag)) {
         diag("status %d\nout: %s\nerr: %s", r.status, r.out, r.err);
         run_free(&r);
@@ -144,18 +146,25 @@ static void check_basic(const char *python, const char *tag)
         is_u64(vt_df_counter(&d, "py_released"), 1, "py_released: one read for a thread that released the GIL");
         is_u64(vt_df_counter(&d, "py_native"), 1, "py_native: one on a native thread");
         is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
+        is_u64(vt_df_counter(&d, "py_walked"), walk ? 4 : 0,
+               walk ? "py_walked: all four read by the thread itself" : "py_walked: none (VRAMTRACE_PY_WALK=0)");
         vt_dumpfile_free(&d);
     }
     const char *targs[] = {"report", path, NULL};
     run_prog(&c, "../vramtrace", targs, NULL, 0);
-    ok(strstr(c.out, "call sites    Python frames for 4 allocations (3 on threads holding the GIL, 1 read for threads "
-                     "that released it), 1 on native threads") != NULL,
-       "%s: report says how many allocations have Python frames, and how", tag);
+    const char *said = walk ? "call sites    Python frames for 4 allocations (3 on threads holding the GIL, 1 on threads "
+                              "that released it; all read by the allocating thread itself), 1 on native threads"
+                            : "call sites    Python frames for 4 allocations (3 on threads holding the GIL, 1 read for "
+                              "threads that released it), 1 on native threads";
+    ok(strstr(c.out, said) != NULL, "%s: report says how many allocations have Python frames, and how", tag);
     run_free(&c);
     const char *args[] = {"report", path, "--json", NULL};
     run_prog(&c, "../vramtrace", args, NULL, 0);
-    ok(strstr(c.out, "\"python_call_sites\":\"on\",\"held\":3,\"released\":1,\"missed\":0,\"native\":1}") != NULL,
-       "%s: report --json: the interpreter's call-site counts", tag);
+    char counts[160];
+    snprintf(counts, sizeof counts,
+             "\"python_call_sites\":\"on\",\"held\":3,\"released\":1,\"missed\":0,\"native\":1,\"walked\":%d}",
+             walk ? 4 : 0);
+    ok(strstr(c.out, counts) != NULL, "%s: report --json: the interpreter's call-site counts", tag);
     long mod = out_num(&r, "at", "basic");
     struct site s;
     const char *w1[] = {frame("load_weights", out_num(&r, "site", "1048576")),
@@ -168,7 +177,7 @@ static void check_basic(const char *python, const char *tag)
     const char *w2[] = {frame(qual, out_num(&r, "site", "2097152")), frame("basic", out_num(&r, "at", "handle")),
                         frame("<module>", mod), NULL};
     if (!ok(find_site(c.out, 2 << 20, &s) && python_frames_are(&s, w2),
-            "%s: released GIL: %s, basic, <module> (read by the helper)", tag, qual))
+            "%s: released GIL: %s, basic, <module> (read %s)", tag, qual, walk ? "by the thread" : "by the helper"))
         show_site(&s);
     site_free(&s);
     const char *w3[] = {frame("worker", out_num(&r, "site", "3145728")), "*", NULL};
@@ -191,7 +200,8 @@ static void check_basic(const char *python, const char *tag)
 
 static void test_versions(void)
 {
-    check_basic(SYSTEM_PYTHON, "system python");
+    check_basic(SYSTEM_PYTHON, "system python", 1);
+    check_basic(SYSTEM_PYTHON, "system python, VRAMTRACE_PY_WALK=0", 0);
     for (int minor = 9; minor <= 13; minor++) {
         char pat[128], tag[32];
         snprintf(pat, sizeof pat, "/root/.pyenv/versions/3.%d.*/bin/python3.%d", minor, minor);
@@ -201,7 +211,95 @@ static void test_versions(void)
             skip("%s: no %s on this machine", tag, pat);
             continue;
         }
-        check_basic(g.gl_pathv[0], tag);
+        check_basic(g.gl_pathv[0], tag, 1);
+        globfree(&g);
+    }
+}
+
+/* The site of size's Python frames, one per line; NULL when it has none. */
+static char *python_frames(const char *json, uint64_t size)
+{
+    struct site s;
+    if (!find_site(json, size, &s) || s.python_from < 0) {
+        site_free(&s);
+        return NULL;
+    }
+    size_t len = 1;
+    for (int i = s.python_from; i < s.n; i++)
+        len += strlen(s.frames[i]) + 1;
+    char *out = malloc(len), *p = out;
+    *p = 0;
+    for (int i = s.python_from; i < s.n; i++)
+        p += sprintf(p, "%s\n", s.frames[i]);
+    site_free(&s);
+    return out;
+}
+
+/* Generators, coroutines, recursion, a thread that exits, except blocks, comprehensions, lambdas,
+ * decorators, a class body: the frames read by the thread itself are the frames the interpreter's own
+ * API gives (VRAMTRACE_PY_WALK=0), line for line, and the innermost is the allocating line. */
+static void check_shapes(const char *python, const char *tag)
+{
+    struct run r[2], c[2];
+    char path[700];
+    int ran = 1;
+    for (int walk = 0; walk < 2; walk++) {
+        const char *env[] = {walk ? NULL : "VRAMTRACE_PY_WALK=0", NULL};
+        run_py(&r[walk], python, "shapes", env);
+        ran &= r[walk].status == 0 && dump_path(&r[walk], 0, path, sizeof path);
+        const char *args[] = {"report", path, "--json", NULL};
+        run_prog(&c[walk], "../vramtrace", args, NULL, 0);
+        struct vt_dumpfile d;
+        if (ran && load_dump(path, &d) == 0) {
+            ok(vt_df_counter(&d, "py_walked") == (walk ? 10u : 0u), "%s shapes: py_walked %s", tag,
+               walk ? "10 (all)" : "0 (VRAMTRACE_PY_WALK=0)");
+            vt_dumpfile_free(&d);
+        }
+    }
+    if (ok(ran, "%s shapes: the program ran twice, a dump each", tag)) {
+        static const struct { int mib, count; const char *func, *what; } want[] = {
+            {6, 1, "gen_alloc", "a generator"},       {7, 1, "coro_alloc", "a coroutine under asyncio"},
+            {8, 1, "recurse", "50 levels of recursion (32 kept)"}, {9, 2, "short_lived", "two threads that exited"},
+            {10, 1, "in_except", "an except block"},  {11, 1, "alloc_sized", "a comprehension"},
+            {12, 1, "alloc_sized", "a lambda"},       {13, 1, "alloc_sized", "a decorator's wrapper"},
+            {14, 1, "alloc_sized", "a class body"},
+        };
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+            uint64_t size = (uint64_t)want[i].mib << 20;
+            char *api = python_frames(c[0].out, size * (uint64_t)want[i].count);
+            char *walked = python_frames(c[1].out, size * (uint64_t)want[i].count);
+            char sz[32], first[160];
+            snprintf(sz, sizeof sz, "%llu", (unsigned long long)size);
+            snprintf(first, sizeof first, "%s (py_sites.py:%ld)\n", want[i].func, out_num(&r[1], "site", sz));
+            int same = api && walked && !strcmp(api, walked);
+            if (!ok(same && !strncmp(walked, first, strlen(first)),
+                    "%s: %s: the same frames both ways, innermost %s", tag, want[i].what, want[i].func))
+                diag("walked:\n%s\nthrough the API:\n%s", walked ? walked : "(none)\n", api ? api : "(none)\n");
+            if (want[i].mib == 8)
+                ok(walked && count_lines(walked, "recurse (py_sites.py:") == 32, "%s: 32 frames of the recursion", tag);
+            free(api);
+            free(walked);
+        }
+    }
+    for (int walk = 0; walk < 2; walk++) {
+        run_free(&c[walk]);
+        run_free(&r[walk]);
+    }
+}
+
+static void test_shapes(void)
+{
+    check_shapes(SYSTEM_PYTHON, "system python");
+    for (int minor = 9; minor <= 13; minor++) {
+        char pat[128], tag[32];
+        snprintf(pat, sizeof pat, "/root/.pyenv/versions/3.%d.*/bin/python3.%d", minor, minor);
+        snprintf(tag, sizeof tag, "CPython 3.%d", minor);
+        glob_t g;
+        if (glob(pat, 0, NULL, &g) != 0 || !g.gl_pathc) {
+            skip("%s: no %s on this machine", tag, pat);
+            continue;
+        }
+        check_shapes(g.gl_pathv[0], tag);
         globfree(&g);
     }
 }
@@ -266,6 +364,70 @@ static void test_gil_held(void)
     run_free(&r);
 }
 
+/* Once the walk is checked, a thread that released the GIL reads its own frames at once, even while
+ * another thread keeps the GIL for a second. */
+static void test_gil_walk(void)
+{
+    struct run r, c;
+    char path[700];
+    run_py(&r, SYSTEM_PYTHON, "gilwalk", NULL);
+    long took = out_num(&r, "alloc_us", NULL);
+    ok(r.status == 0 && dump_path(&r, 0, path, sizeof path), "GIL held elsewhere, walk checked: the program ran on");
+    ok(took >= 0 && took < 100000, "the allocation took %ld µs: it did not wait for the GIL", took);
+    struct vt_dumpfile d;
+    if (load_dump(path, &d) == 0) {
+        is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
+        is_u64(vt_df_counter(&d, "py_walked"), 2, "py_walked: both allocations read by their own thread");
+        vt_dumpfile_free(&d);
+    }
+    const char *args[] = {"report", path, "--json", NULL};
+    run_prog(&c, "../vramtrace", args, NULL, 0);
+    char *frames = python_frames(c.out, 2 << 20);
+    ok(frames && !strncmp(frames, "<module> (py_sites.py:", 22), "its site has its Python frame, <module>");
+    free(frames);
+    run_free(&c);
+    run_free(&r);
+}
+
+/* When the walk and the interpreter disagree, or memory is not as the walk expects, vramtrace says so
+ * once and reads frames through the interpreter from then on: nothing is lost. */
+static void test_walk_faults(void)
+{
+    static const struct { const char *fault, *said; long walked; } cases[] = {
+        {"VRAMTRACE_FAKE_PYWALK=mismatch", "the frames in memory are not the ones the interpreter reports", 0},
+        {"VRAMTRACE_FAKE_PYWALK=corrupt", "a frame in memory was not as vramtrace expects", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct run r, c;
+        char path[700];
+        const char *env[] = {cases[i].fault, NULL};
+        run_py(&r, SYSTEM_PYTHON, "basic", env);
+        struct vt_dumpfile d;
+        if (!ok(r.status == 0 && dump_path(&r, 0, path, sizeof path) && load_dump(path, &d) == 0, "%s: the program ran",
+                cases[i].fault)) {
+            run_free(&r);
+            continue;
+        }
+        ok(count_lines(r.err, "vramtrace: Python ") == 1 && strstr(r.err, cases[i].said) &&
+               strstr(r.err, "its frames are read through the interpreter from now on, with the GIL"),
+           "%s: said once, with why", cases[i].fault);
+        is_u64(vt_df_counter(&d, "py_walked"), (uint64_t)cases[i].walked, "py_walked: only those before it");
+        is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
+        const char *args[] = {"report", path, "--json", NULL};
+        run_prog(&c, "../vramtrace", args, NULL, 0);
+        int with = 0;
+        for (int mib = 1; mib <= 5; mib++) {
+            char *f = python_frames(c.out, (uint64_t)mib << 20);
+            with += f != NULL;
+            free(f);
+        }
+        is_u64((uint64_t)with, 4, "the four allocations on Python threads still have their Python frames");
+        vt_dumpfile_free(&d);
+        run_free(&c);
+        run_free(&r);
+    }
+}
+
 static void test_fork(void)
 {
     struct run r;
@@ -316,6 +478,21 @@ static void test_settings(void)
     }
     run_free(&r);
     if (ok(run_setting(&r, &c, "VRAMTRACE_PY_WAIT=0", &d), "VRAMTRACE_PY_WAIT=0: the program ran")) {
+        ok(find_site(c.out, 2 << 20, &s) && s.python_from >= 0,
+           "the thread that released the GIL: its Python frames still (read by itself, no waiting)");
+        site_free(&s);
+        is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
+        vt_dumpfile_free(&d);
+        run_free(&c);
+    }
+    run_free(&r);
+    const char *both[] = {"VRAMTRACE_PY_WAIT=0", "VRAMTRACE_PY_WALK=0", NULL};
+    run_py(&r, SYSTEM_PYTHON, "basic", both);
+    char dpath[700];
+    if (ok(r.status == 0 && dump_path(&r, 0, dpath, sizeof dpath) && load_dump(dpath, &d) == 0,
+           "VRAMTRACE_PY_WAIT=0 and VRAMTRACE_PY_WALK=0: the program ran")) {
+        const char *args[] = {"report", dpath, "--json", NULL};
+        run_prog(&c, "../vramtrace", args, NULL, 0);
         ok(find_site(c.out, 2 << 20, &s) && s.python_from < 0, "the thread that released the GIL: native frames only");
         site_free(&s);
         ok(find_site(c.out, 1 << 20, &s) && s.python_from >= 0, "a thread holding the GIL: still its Python frames");
@@ -387,7 +564,10 @@ int main(void)
     snprintf(helper, sizeof helper, "%s/tests/libpy_helpers.so", build_dir());
     test_versions();
     test_diff_trend();
+    test_shapes();
     test_gil_held();
+    test_gil_walk();
+    test_walk_faults();
     test_fork();
     test_settings();
     test_unknown_versions();

@@ -95,8 +95,19 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
     }
     uint64_t held = vt_df_counter(d, "py_held"), rel = vt_df_counter(d, "py_released");
     uint64_t missed = vt_df_counter(d, "py_missed"), native = vt_df_counter(d, "py_native");
-    printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu read for threads that "
-           "released it)", (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel);
+    uint64_t walked = vt_df_counter(d, "py_walked");
+    if (!walked)
+        printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu read for threads that "
+               "released it)", (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel);
+    else if (walked == held + rel)
+        printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu on threads that released "
+               "it; all read by the allocating thread itself)", (unsigned long long)(held + rel),
+               (unsigned long long)held, (unsigned long long)rel);
+    else
+        printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu on threads that released "
+               "it; %llu read by the allocating thread itself, the others through the interpreter)",
+               (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel,
+               (unsigned long long)walked);
     if (native)
         printf(", %llu on native threads", (unsigned long long)native);
     if (missed)
@@ -377,7 +388,7 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         vt_json_str(f, in->version);
         fputs(",\"python_call_sites\":", f);
         vt_json_str(f, in->capture);
-        static const char *const counters[] = {"py_held", "py_released", "py_missed", "py_native"};
+        static const char *const counters[] = {"py_held", "py_released", "py_missed", "py_native", "py_walked"};
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
             fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
         fputc('}', f);

@@ -200,6 +200,11 @@ def check_python_lines(tag, d, mine, other, lines):
           f"{len(mine) + len(other) - len(without)} of {len(mine) + len(other)} sites; counters held "
           f"{c.get('py_held')}, released {c.get('py_released')}, missed {c.get('py_missed')}, native {c.get('py_native')}" +
           (f"; without: {[(s['kind'], s['live_bytes'], s['stack'][:2]) for s in without[:3]]}" if without else ""))
+    read = c.get("py_held", 0) + c.get("py_released", 0)
+    check(tag + " Python frames: every allocation's read by its own thread (the walk), none missed",
+          read > 0 and c.get("py_walked") == read and c.get("py_missed") == 0,
+          f"walked {c.get('py_walked')} of {read} (held {c.get('py_held')}, released {c.get('py_released')}), "
+          f"missed {c.get('py_missed')}")
 
 
 def check_torch(name, out, config):

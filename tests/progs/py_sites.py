@@ -7,6 +7,9 @@
 #        grow:  basic, then twice: Server.handle three more times and a dump
 #        gil:   an allocation on a thread that released the GIL while another thread holds it for 1 s
 #        fork:  basic, then in a forked child a GIL-holding and a GIL-releasing allocation, a dump there
+#        gilwalk: one allocation holding the GIL first (vramtrace checks its frame walk on it), then gil
+#        shapes: allocations from a generator, a coroutine, deep recursion, a thread that exits, an
+#               except block, a comprehension, a lambda, a decorator's wrapper, a class body, one dump
 import ctypes
 import os
 import sys
@@ -70,6 +73,67 @@ def basic():
     outer(); at("outer")
 
 
+def gen_alloc():
+    p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), 6 << 20); site(6 << 20, p)
+    yield 1
+
+
+async def coro_alloc():
+    p = ctypes.c_void_p(); held.cudaMalloc(ctypes.byref(p), 7 << 20); site(7 << 20, p)
+
+
+def recurse(k):
+    if k == 0:
+        p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), 8 << 20); site(8 << 20, p)
+        return
+    recurse(k - 1)
+
+
+def short_lived():
+    p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), 9 << 20); site(9 << 20, p)
+
+
+def in_except():
+    try:
+        raise KeyError("x")
+    except KeyError:
+        p = ctypes.c_void_p(); held.cudaMalloc(ctypes.byref(p), 10 << 20); site(10 << 20, p)
+
+
+def alloc_sized(size):
+    p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), size); site(size, p)
+    return size
+
+
+def decorate(fn):
+    def wrapper(*a):
+        return fn(*a)
+    return wrapper
+
+
+@decorate
+def decorated():
+    alloc_sized(13 << 20)
+
+
+def shapes():
+    next(gen_alloc())
+    import asyncio
+    asyncio.run(coro_alloc())
+    recurse(50)
+    for _ in range(2):  # the second thread may reuse the first one's thread state
+        t = threading.Thread(target=short_lived)
+        t.start()
+        t.join()
+    in_except()
+    [alloc_sized(11 << 20) for _ in range(1)]
+    (lambda: alloc_sized(12 << 20))()
+    decorated()
+
+    class Body:
+        alloc_sized(14 << 20)
+
+
 def hold_gil(go):
     go.wait()
     held.usleep(1000000)  # a C call that keeps the GIL for a second
@@ -84,7 +148,9 @@ if mode == "grow":
         for _ in range(3):
             Server().handle()
         dump()
-if mode == "gil":
+if mode == "gilwalk":
+    load_weights()
+if mode in ("gil", "gilwalk"):
     # The main thread releases the GIL in a native call that allocates 0.3 s later; meanwhile the other
     # thread takes the GIL and keeps it for a second.
     go = threading.Event()
@@ -96,6 +162,9 @@ if mode == "gil":
     print("alloc_us", released_helpers.delayed_alloc(ctypes.c_size_t(2 << 20), ctypes.byref(p), 300000), flush=True)
     kept.append(p)
     t.join()
+    dump()
+if mode == "shapes":
+    shapes()
     dump()
 if mode == "fork":
     pid = os.fork()

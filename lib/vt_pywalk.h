@@ -1,0 +1,43 @@
+/* A thread's Python frames read straight from the interpreter's memory, on the thread itself: no GIL,
+ * no interpreter call, nothing allocated. Safe because the thread is inside our hook, so its own frame
+ * chain cannot change, and every frame holds a reference to its code object, which holds its names and
+ * line table. */
+#ifndef VT_PYWALK_H
+#define VT_PYWALK_H
+
+#include <stdint.h>
+
+#include "vt_pylayout.h"
+
+/* What the walk checks each object against: the interpreter's type objects. */
+struct vt_pytypes {
+    const void *code, *unicode, *bytes;
+};
+
+/* One frame of a walked stack: two words of a stack's key. */
+#define VT_PYWALK_CODE(key, i) ((key)[2 * (i)])
+/* The second word: the instruction's byte offset in the low half (as the version's PyCode_Addr2Line
+ * takes it), and in the high half a fingerprint of the code object's names and line table, so that a
+ * code object freed and another made at its address is told apart. Its top bit is always set, which
+ * keeps a walked key apart from a (code, line) key. */
+#define VT_PYWALK_ADDR(key, i) ((int32_t)(uint32_t)(key)[2 * (i) + 1])
+#define VT_PYWALK_PRINT(key, i) ((uint32_t)((key)[2 * (i) + 1] >> 32))
+
+/* The frames of tstate's thread, innermost first, into key (at most max frames); *hash gets a hash of
+ * the key. Returns the number of frames, or -1 when something read is not what the layout says (the
+ * walk is then not to be trusted again). */
+int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
+              uint64_t *hash);
+
+/* The file and function (qualified from 3.11) of a code object seen in a walk, malloc'd UTF-8; -1
+ * when either is not a string we can read (or out of memory). The code object must be alive: call it
+ * from the walking thread, before it returns to Python. */
+int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func);
+
+/* The line of frame i of key (code alive, as above); -1 when it has none. */
+int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i);
+
+/* The hash vt_pywalk gives a key of n frames, for keys made another way. */
+uint64_t vt_pywalk_hash(const uintptr_t *key, int n);
+
+#endif
