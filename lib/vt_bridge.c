@@ -18,10 +18,12 @@
 #include "vt_config.h"
 #include "vt_dumper.h"
 #include "vt_python.h"
+#include "vt_settings.h"
 #include "vt_table.h"
 #include "vt_thread.h"
 
-enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE };
+/* IDLE: not to be asked before the first dump (VRAMTRACE_TORCH_HISTORY=dump). */
+enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE, VT_HIST_IDLE };
 atomic_int vt_bridge_history_state;
 static uint64_t vt_hist_retry_ns;  /* VT_HIST_WAIT: when to ask again */
 static char vt_hist_result[160];   /* what the last attempt said, for the dumps */
@@ -52,11 +54,14 @@ void vt_bridge_atfork_child(void)
 void vt_bridge_init(void)
 {
     vt_cond_init_monotonic(&vt_br_cv);
-    int off = !vt_cfg.torch_history || vt_cfg.bridge_timeout <= 0;
-    atomic_store(&vt_bridge_history_state, off ? VT_HIST_DONE : VT_HIST_ASK);
+    int off = vt_cfg.torch_history == VT_HISTORY_OFF || vt_cfg.bridge_timeout <= 0;
+    int later = vt_cfg.torch_history == VT_HISTORY_DUMP;
+    atomic_store(&vt_bridge_history_state, off ? VT_HIST_DONE : later ? VT_HIST_IDLE : VT_HIST_ASK);
     snprintf(vt_hist_result, sizeof vt_hist_result, "%s",
-             !vt_cfg.torch_history ? "off VRAMTRACE_TORCH_HISTORY=0" : off ? "off VRAMTRACE_BRIDGE_TIMEOUT=0"
-                                                                   : "waiting no CUDA allocation yet");
+             vt_cfg.torch_history == VT_HISTORY_OFF ? "off VRAMTRACE_TORCH_HISTORY=off"
+             : off                                  ? "off VRAMTRACE_BRIDGE_TIMEOUT=0"
+             : later ? "waiting switched on at this first dump, for the growth after it (VRAMTRACE_TORCH_HISTORY=dump)"
+                     : "waiting no CUDA allocation yet");
 }
 
 /* With the GIL held: collect() and its timing, then our own table, so that torch's snapshot and ours
@@ -164,6 +169,12 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
     pthread_mutex_lock(&vt_hist_mu);
     memcpy(hist, vt_hist_result, sizeof hist);
     pthread_mutex_unlock(&vt_hist_mu);
+    /* With VRAMTRACE_TORCH_HISTORY=dump, the first dump while the interpreter runs arms the history,
+     * so that what grows after it has block stacks; until then torch pays nothing for it. */
+    int idle = VT_HIST_IDLE;
+    if (reason != VT_REASON_EXIT && vt_py_running() &&
+        atomic_compare_exchange_strong(&vt_bridge_history_state, &idle, VT_HIST_ASK))
+        vt_bridge_history_request();
     if (reason == VT_REASON_EXIT) {
         status = "skipped";
         snprintf(j->err, sizeof j->err, "exit dump: the interpreter is gone or going");

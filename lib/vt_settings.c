@@ -11,24 +11,30 @@
 #include "vt_settings.h"
 #include "vt_signame.h"
 
+static const char *const vt_history_words[] = {"off", "dump", "always", NULL};
+
 const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_DIR", "--dir", VT_SET_DIR, 0, 0, 0, "the working directory at start, else a private directory",
-     NULL, "where dumps are written"},
-    {"VRAMTRACE_SIGNAL", "--signal", VT_SET_SIGNAL, 0, 0, 0, "USR1", NULL, "the signal that asks for a dump"},
-    {"VRAMTRACE_AT_EXIT", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "dump at exit"},
-    {"VRAMTRACE_ON_OOM", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "dump when an allocation fails for lack of memory"},
+     NULL, "where dumps are written", NULL},
+    {"VRAMTRACE_SIGNAL", "--signal", VT_SET_SIGNAL, 0, 0, 0, "USR1", NULL, "the signal that asks for a dump", NULL},
+    {"VRAMTRACE_AT_EXIT", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "dump at exit", NULL},
+    {"VRAMTRACE_ON_OOM", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "dump when an allocation fails for lack of memory", NULL},
     {"VRAMTRACE_INTERVAL", "--interval", VT_SET_NUMBER, 1, 86400.0 * 365, 1, "0", "seconds",
-     "seconds between periodic dumps"},
+     "seconds between periodic dumps", NULL},
     {"VRAMTRACE_KEEP", "--keep", VT_SET_INT, 0, 1000000, 0, "100", "dumps",
-     "periodic dumps kept: older ones of the same run are removed (0: keep all)"},
-    {"VRAMTRACE_DEPTH", "--depth", VT_SET_INT, 0, 128, 0, "32", "frames", "native frames kept per stack"},
-    {"VRAMTRACE_PYTHON", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "Python call sites for allocations"},
-    {"VRAMTRACE_PY_DEPTH", NULL, VT_SET_INT, 1, 256, 0, "32", "frames", "Python frames kept per stack"},
+     "periodic dumps kept: older ones of the same run are removed (0: keep all)", NULL},
+    {"VRAMTRACE_DEPTH", "--depth", VT_SET_INT, 0, 128, 0, "32", "frames", "native frames kept per stack", NULL},
+    {"VRAMTRACE_PYTHON", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "Python call sites for allocations", NULL},
+    {"VRAMTRACE_PY_DEPTH", NULL, VT_SET_INT, 1, 256, 0, "32", "frames", "Python frames kept per stack", NULL},
+    {"VRAMTRACE_PY_WALK", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
+     "read Python frames from the interpreter's memory on the allocating thread", NULL},
     {"VRAMTRACE_PY_WAIT", NULL, VT_SET_NUMBER, 0, 10000, 0, "10", "ms",
-     "how long an allocation waits for its Python frames"},
+     "how long an allocation waits for its Python frames", NULL},
     {"VRAMTRACE_BRIDGE_TIMEOUT", NULL, VT_SET_NUMBER, 0, 600, 0, "2", "seconds",
-     "how long a dump waits for the GIL to read the caching allocators"},
-    {"VRAMTRACE_TORCH_HISTORY", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "switch on torch's block history"},
+     "how long a dump waits for the GIL to read the caching allocators", NULL},
+    {"VRAMTRACE_TORCH_HISTORY", NULL, VT_SET_CHOICE, 0, 2, 0, "dump", NULL,
+     "when to switch on torch's block history: at the first dump, once torch's allocator is up, or never",
+     vt_history_words},
 };
 const size_t vt_nsettings = sizeof vt_settings / sizeof vt_settings[0];
 
@@ -93,6 +99,26 @@ int vt_setting_parse(const struct vt_setting *s, const char *v, double *num, cha
     double d;
     *num = 0;
     switch (s->type) {
+    case VT_SET_CHOICE: {
+        int n = 0;
+        for (; s->choices[n]; n++)
+            if (!strcasecmp(v, s->choices[n])) {
+                *num = n;
+                return 0;
+            }
+        double b;
+        struct vt_setting as_bool = {.type = VT_SET_BOOL};
+        if (vt_setting_parse(&as_bool, v, &b, why, len) == 0) {
+            *num = b ? n - 1 : 0;
+            return 0;
+        }
+        char words[128] = "";
+        for (int i = 0; i < n; i++)
+            snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s", i ? i == n - 1 ? " or " : ", " : "",
+                     s->choices[i]);
+        snprintf(why, len, "is not %s", words);
+        return -1;
+    }
     case VT_SET_BOOL:
         if (!strcasecmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true")) {
             *num = 1;

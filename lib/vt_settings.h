@@ -13,6 +13,7 @@ enum vt_setting_type {
     VT_SET_NUMBER, /* a decimal number in [lo, hi]; zero_off: 0 is also allowed and means off */
     VT_SET_SIGNAL, /* a signal name or number vramtrace may use, or none */
     VT_SET_DIR,    /* an existing directory the process can write in */
+    VT_SET_CHOICE, /* one of the words choices[] (its index); on and off as for BOOL: the last, the first */
 };
 
 struct vt_setting {
@@ -24,7 +25,11 @@ struct vt_setting {
     const char *dflt;    /* the default as the user would write it */
     const char *unit;    /* for numbers: "seconds", "ms", ... */
     const char *meaning; /* one line, for messages and help */
+    const char *const *choices; /* VT_SET_CHOICE: the words, NULL-terminated */
 };
+
+/* VRAMTRACE_TORCH_HISTORY's values. */
+enum { VT_HISTORY_OFF, VT_HISTORY_DUMP, VT_HISTORY_ALWAYS };
 
 extern const struct vt_setting vt_settings[];
 extern const size_t vt_nsettings;

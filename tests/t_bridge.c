@@ -79,7 +79,8 @@ static void test_leak(void)
     struct run r, c;
     struct figures f1, f2, f3;
     char buf[512];
-    py(&r, "leak", NULL);
+    const char *always[] = {"VRAMTRACE_TORCH_HISTORY=always", NULL};
+    py(&r, "leak", always);
     int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
               get_figures(&r, "third", &f3);
     if (!ok(ran, "leak: the program ran under the library, with two dumps")) {
@@ -234,6 +235,44 @@ static void test_async(void)
     run_free(&r);
 }
 
+/* The default, VRAMTRACE_TORCH_HISTORY=dump: torch pays nothing for its block history until the first
+ * dump, which switches it on, so that what grows after it is named by its Python line. */
+static void test_history_at_dump(void)
+{
+    struct run r, c;
+    struct figures f1, f2, f3;
+    char buf[512];
+    py(&r, "leak", NULL);
+    int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
+              get_figures(&r, "third", &f3);
+    if (!ok(ran, "history at the first dump: the program ran, three dumps")) {
+        diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+        run_free(&r);
+        return;
+    }
+    ok(strstr(r.out, "history calls [('state', 'alloc', 'python')]") != NULL, "history switched on once, after all");
+    ok(record(&r, f1.path, "history torch waiting switched on at this first dump", buf, sizeof buf) != NULL,
+       "the first dump: history waiting, switched on by this dump");
+    ok(record(&r, f2.path, "history torch on", buf, sizeof buf) != NULL, "the second dump: history on");
+    cmd(&c, "report", f1.path, "--json", NULL);
+    const char *torch = "\"allocators\":[{\"name\":\"torch\"";
+    uint64_t before = json_num(c.out, torch, "blocks_without_stack");
+    ok(before >= 5, "the first dump: its blocks have no stacks (%llu)", (unsigned long long)before);
+    run_free(&c);
+    cmd(&c, "report", f2.path, "--json", NULL);
+    is_u64(json_num(c.out, torch, "blocks_without_stack"), before, "the second dump: only those blocks lack stacks");
+    run_free(&c);
+    cmd(&c, "diff", f1.path, f2.path, "--json");
+    char delta[64];
+    snprintf(delta, sizeof delta, "\"delta_bytes\":%" PRIu64 ",", f2.allocated - f1.allocated);
+    const char *first = strstr(c.out, "\"sites\":[{");
+    ok(first && strstr(first, "keep_request (torch_prog.py:") < strstr(first, "\"class\"") && strstr(first, delta) &&
+           strstr(first, delta) < strstr(first, "},{") && strstr(c.out, "\"verdict\":\"leak-suspect\""),
+       "diff: leak-suspect, the growth named by keep_request's Python line, delta = memory_allocated() growth");
+    run_free(&c);
+    run_free(&r);
+}
+
 static void test_switches(void)
 {
     struct run r;
@@ -241,7 +280,8 @@ static void test_switches(void)
     const char *off[] = {"VRAMTRACE_TORCH_HISTORY=0", NULL};
     py(&r, "leak", off);
     size_t n = load_dumps(&r, d, 4);
-    ok(r.status == 0 && strstr(r.out, "history calls []"), "VRAMTRACE_TORCH_HISTORY=0: history never switched on");
+    ok(r.status == 0 && strstr(r.out, "history calls []"), "VRAMTRACE_TORCH_HISTORY=0: history never switched on, "
+                                                             "not even by a dump");
     int nostack = n > 0;
     for (size_t i = 0; n && i < d[0].nblocks; i++)
         nostack &= d[0].blocks[i].pystack == 0;
@@ -309,6 +349,7 @@ int main(void)
     snprintf(script, sizeof script, "%s/../tests/progs/torch_prog.py", build_dir());
     snprintf(pypath, sizeof pypath, "PYTHONPATH=%s/../tests/fake", build_dir());
     test_leak();
+    test_history_at_dump();
     test_cache();
     test_timeout();
     test_raise();

@@ -46,6 +46,7 @@ if mode == "leak":
     for _ in range(20):
         ex.handle(torch.randn(64, 1024, device="cuda"))
     dump("first")
+    settle()  # the first dump switches block history on (VRAMTRACE_TORCH_HISTORY=dump): let it
     for _ in range(50):
         ex.handle(torch.randn(64, 1024, device="cuda"))
     line = next(i + 1 for i, l in enumerate(open(ex.__file__)) if "out = model(batch)" in l)
@@ -56,6 +57,7 @@ elif mode == "cache":
     for _ in range(20):
         ex.handle(torch.randn(ex.BATCHES[0], 1024, device="cuda"))
     dump("first")
+    settle()
     for n in ex.BATCHES:
         ex.handle(torch.randn(n, 1024, device="cuda"))
     before = torch.cuda.memory_reserved()

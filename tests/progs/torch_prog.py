@@ -58,6 +58,7 @@ del big  # a segment of its own, wholly free again: releasable
 for i in range(4):
     keep_request(kept, 1 << 20)
 figures(torch, "first", dump("first"))
+settle()  # with VRAMTRACE_TORCH_HISTORY=dump, the first dump switches history on: let that happen
 if mode in ("leak", "cache"):
     for tag, start in (("second", 0), ("third", 6)):
         for i in range(start, start + 6):
