@@ -1,0 +1,48 @@
+# Benchmark: a launch-bound serving loop, for bench/serving_gpu.sh to run bare and under libvramtrace.so.
+# transformers' GPT-2 (GPT2LMHeadModel(GPT2Config()): 124M parameters, fp16, random weights, nothing
+# downloaded) answers requests of 16 prompt tokens with 32 new tokens each, greedy, at batch 1: the GPU
+# waits on the CPU's kernel launches, so any CPU time vramtrace spends shows. Prints the median tokens/s
+# of BATCHES batches of REQUESTS requests, and with "dump" takes one vramtrace dump after the warm-up (as
+# an operator would; with VRAMTRACE_TORCH_HISTORY=dump that switches torch's block history on).
+# BENCH_TORCH_HISTORY=1 switches torch's own _record_memory_history() on instead: the anchor.
+#   gpt2_decode.py BATCHES REQUESTS [dump]
+import ctypes
+import os
+import statistics
+import sys
+import time
+
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+from transformers.utils import logging
+
+logging.set_verbosity_error()
+batches, requests = int(sys.argv[1]), int(sys.argv[2])
+take_dump = len(sys.argv) > 3 and sys.argv[3] == "dump"
+torch.manual_seed(0)
+if os.environ.get("BENCH_TORCH_HISTORY") == "1":
+    torch.cuda.memory._record_memory_history()
+model = GPT2LMHeadModel(GPT2Config()).half().cuda().eval()
+prompt = torch.randint(0, 50257, (1, 16), device="cuda")
+NEW = 32
+
+
+def batch(n):
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(n):
+        model.generate(prompt, max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False, pad_token_id=50256)
+    torch.cuda.synchronize()
+    return n * NEW / (time.perf_counter() - t)
+
+
+with torch.no_grad():
+    batch(3)
+    if take_dump:
+        buf = ctypes.create_string_buffer(4096)
+        lib = ctypes.CDLL(None)
+        if hasattr(lib, "vramtrace_dump") and lib.vramtrace_dump(buf, ctypes.c_size_t(4096)) == 0:
+            print("dump", buf.value.decode(), flush=True)
+        batch(2)
+    rates = [batch(requests) for _ in range(batches)]
+print("tokens_per_s %.1f" % statistics.median(rates), flush=True)

@@ -1,0 +1,75 @@
+# Benchmark: a serving-shaped CPU loop, for bench/run.sh to run bare and under libvramtrace.so. Each
+# request descends about 40 Python frames through one of 16 call paths (so stacks vary), does a little
+# Python work, and allocates and frees through ctypes.CDLL, which releases the GIL around the call as
+# torch and CuPy do. With "contended", a second Python thread keeps asking for the GIL meanwhile (small
+# pieces of work between sleep(0)), as a server's other threads do. Prints the median microseconds per
+# request of several batches.
+#   py_serving.py RUNTIME REQUESTS quiet|contended
+import ctypes
+import statistics
+import sys
+import threading
+import time
+
+runtime, requests, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+lib = ctypes.CDLL(runtime)
+alloc, free = lib.cudaMalloc, lib.cudaFree
+free.argtypes = [ctypes.c_void_p]
+p = ctypes.c_void_p()
+ref = ctypes.byref(p)
+DEPTH = 40
+
+
+def serve(size):
+    work = sum(range(size % 7 + 8))  # a little Python work, as a request's bookkeeping
+    alloc(ref, 256 + work)
+    free(p)
+
+
+# Four ways down at each of the last two levels: 16 call paths, 16 different stacks.
+def path_a(k, path):
+    return serve(path) if k == 0 else down(k - 1, path >> 2)
+
+
+def path_b(k, path):
+    return serve(path) if k == 0 else down(k - 1, path >> 2)
+
+
+def path_c(k, path):
+    return serve(path) if k == 0 else down(k - 1, path >> 2)
+
+
+def path_d(k, path):
+    return serve(path) if k == 0 else down(k - 1, path >> 2)
+
+
+WAYS = (path_a, path_b, path_c, path_d)
+
+
+def down(k, path):
+    if k > 2:
+        return down(k - 1, path)
+    return WAYS[path & 3](k, path)
+
+
+def batch(n):
+    t = time.perf_counter()
+    for i in range(n):
+        down(DEPTH, i % 16)
+    return (time.perf_counter() - t) / n * 1e6
+
+
+stop = False
+
+
+def other():
+    while not stop:
+        sum(range(50))
+        time.sleep(0)
+
+
+if mode == "contended":
+    threading.Thread(target=other, daemon=True).start()
+batch(2000)  # warm-up: every stack seen once
+print("%.2f" % statistics.median(batch(requests // 5) for _ in range(5)), flush=True)
+stop = True

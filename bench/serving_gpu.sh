@@ -1,0 +1,52 @@
+#!/bin/sh
+# On the GPU machine (build/ carried over): the launch-bound serving loop (bench/gpt2_decode.py) bare and
+# under the library in several configurations, processes pinned to four cores, interleaved rounds;
+# prints each configuration's per-round tokens/s and its ratio to bare in the same round, and the median
+# ratio. Then the Python call sites' counters of one run.
+#   serving_gpu.sh default|async ROUNDS
+set -u
+B=$PWD/build
+ALLOC=$1 ROUNDS=$2
+export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false
+if [ "$ALLOC" = async ]; then
+  export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+  CONFS="bare defaults python_off walk_off"
+else
+  unset PYTORCH_CUDA_ALLOC_CONF
+  CONFS="bare defaults defaults_dumped history_off python_off torch_anchor"
+fi
+run() { # configuration -> tokens/s
+  case $1 in
+    bare) env taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    torch_anchor) env BENCH_TORCH_HISTORY=1 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    defaults) env LD_PRELOAD=$B/libvramtrace.so taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    defaults_dumped) env LD_PRELOAD=$B/libvramtrace.so taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 dump ;;
+    history_always) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=always taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    history_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    python_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PYTHON=0 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    walk_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PY_WALK=0 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+  esac 2>&1 | awk '/^tokens_per_s/ {print $2}'
+}
+for r in $(seq "$ROUNDS"); do
+  for c in $CONFS; do
+    v=$(run "$c")
+    echo "round $r $c ${v:-failed}"
+  done
+done > /tmp/serving_$ALLOC.txt
+[ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
+echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, $ROUNDS rounds, tokens/s and ratio to bare of the same round:"
+for c in $CONFS; do
+  line="$c:"; ratios=""
+  for r in $(seq "$ROUNDS"); do
+    b=$(awk -v r="$r" '$2 == r && $3 == "bare" {print $4}' /tmp/serving_$ALLOC.txt)
+    v=$(awk -v r="$r" -v c="$c" '$2 == r && $3 == c {print $4}' /tmp/serving_$ALLOC.txt)
+    ratio=$(awk -v a="$v" -v b="$b" 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else print "-"}')
+    line="$line $v ($ratio)"; ratios="$ratios $ratio"
+  done
+  med=$(echo "$ratios" | tr ' ' '\n' | grep -v '^$' | grep -v '^-$' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+  echo "  $line; median ratio $med"
+done
+# The Python call sites of one run with the defaults and a dump.
+LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c 0-3 python3 bench/gpt2_decode.py 1 1 dump > /tmp/one.txt 2>&1
+d=$(awk '/^dump/ {print $2}' /tmp/one.txt)
+echo "one run's dump ($d): $(grep -E '^counter ' "$d" 2>/dev/null | tr '\n' ' ')"
