@@ -26,7 +26,9 @@ struct vt_pnode {
     struct vt_phys p;
 };
 
-static pthread_mutex_t vt_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Adaptive: a thread that finds the lock held spins a little before it sleeps, since it is held for
+ * tens of nanoseconds at a time. */
+static pthread_mutex_t vt_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static struct vt_pnode *vt_phys_tab;
 static struct vt_pool *vt_pools;
 static size_t vt_npools, vt_pools_cap;
@@ -37,6 +39,11 @@ static struct vt_failed vt_failed_list[VT_MAX_FAILED]; /* newest failure first *
 static size_t vt_nfailed;
 /* Apart from vt_c: taken without the lock by physical handles and failures, under it by entries. */
 static uint64_t vt_seq;
+/* Counted without the lock (atomically): every call, failed calls, frees of pointers we do not hold.
+ * Nothing else in a snapshot must agree with them, so the lock, which every thread's allocation takes,
+ * is not taken once more for them. A snapshot reads them after the rest: never fewer calls than the
+ * allocations and frees it holds. */
+static uint64_t vt_calls[VT_FN_COUNT], vt_failed_calls[VT_FN_COUNT], vt_unknown_frees;
 
 /* A snapshot under way (vt_table_snapshot): entries taken out since it began, with seq <= vt_snap_seq. */
 struct vt_freed {
@@ -199,8 +206,8 @@ void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
     vt_stamp(NULL, &a->time_ns, &a->tid);
+    __atomic_add_fetch(&vt_calls[a->api], 1, __ATOMIC_RELAXED);
     vt_mutex_lock(&vt_lock);
-    vt_c.api[a->api].calls++;
     int kept = vt_insert_locked(a);
     if (kept)
         vt_count_alloc_locked(a->api, a->kind, a->size);
@@ -272,8 +279,8 @@ void vt_phys_add(struct vt_phys *p)
 {
     vt_stamp(&p->seq, &p->time_ns, &p->tid);
     struct vt_pnode *n = malloc(sizeof *n), *old;
+    __atomic_add_fetch(&vt_calls[p->api], 1, __ATOMIC_RELAXED);
     vt_mutex_lock(&vt_lock);
-    vt_c.api[p->api].calls++;
     if (n) {
         memset(n, 0, sizeof *n);
         n->p = *p;
@@ -396,24 +403,18 @@ int vt_pool_device(uint64_t handle)
 
 void vt_count_call(enum vt_fn api)
 {
-    vt_mutex_lock(&vt_lock);
-    vt_c.api[api].calls++;
-    vt_mutex_unlock(&vt_lock);
+    __atomic_add_fetch(&vt_calls[api], 1, __ATOMIC_RELAXED);
 }
 
 void vt_count_failure(enum vt_fn api)
 {
-    vt_mutex_lock(&vt_lock);
-    vt_c.api[api].calls++;
-    vt_c.api[api].failed++;
-    vt_mutex_unlock(&vt_lock);
+    __atomic_add_fetch(&vt_calls[api], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&vt_failed_calls[api], 1, __ATOMIC_RELAXED);
 }
 
 void vt_count_unknown_free(void)
 {
-    vt_mutex_lock(&vt_lock);
-    vt_c.unknown_frees++;
-    vt_mutex_unlock(&vt_lock);
+    __atomic_add_fetch(&vt_unknown_frees, 1, __ATOMIC_RELAXED);
 }
 
 void vt_count_dropped(void)
@@ -489,6 +490,11 @@ static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_p
     s->nunwatched = vt_nuw;
     s->c = vt_c;
     s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
+    for (int i = 0; i < VT_FN_COUNT; i++) {
+        s->c.api[i].calls = __atomic_load_n(&vt_calls[i], __ATOMIC_RELAXED);
+        s->c.api[i].failed = __atomic_load_n(&vt_failed_calls[i], __ATOMIC_RELAXED);
+    }
+    s->c.unknown_frees = __atomic_load_n(&vt_unknown_frees, __ATOMIC_RELAXED);
     memcpy(s->failed, vt_failed_list, sizeof vt_failed_list);
     s->nfailed = vt_nfailed;
     return 0;
@@ -616,6 +622,9 @@ void vt_table_atfork_child(void)
     vt_c.max_device = -1;
     vt_nfailed = 0;
     vt_seq = 0;
+    memset(vt_calls, 0, sizeof vt_calls);
+    memset(vt_failed_calls, 0, sizeof vt_failed_calls);
+    vt_unknown_frees = 0;
     /* A snapshot under way in the parent is the parent's; the child starts with none. */
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&vt_snap_mu, &mu, sizeof mu);
