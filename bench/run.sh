@@ -38,6 +38,10 @@ for how in held released; do
   done
 done
 
+# The serving-shaped loop (bench/serving_cpu.sh): Python call sites read by the allocating thread
+# against the old route through the interpreter, pinned to the last CPU.
+sh bench/serving_cpu.sh 5 "$(($(nproc) - 1))" /usr/bin/python3
+
 # Resident memory per live allocation (bench/bench_mem.c), 1,000,000 of them: bare (the fake driver's own)
 # and under the library; the difference is the library's.
 for round in 1 2 3; do
