@@ -25,6 +25,7 @@
 #include "vt_pycapture.h"
 #include "vt_pystack.h"
 #include "vt_python.h"
+#include "vt_stripe.h"
 #include "vt_thread.h"
 
 enum { VT_JOB_QUEUED, VT_JOB_TAKEN, VT_JOB_DONE };
@@ -50,7 +51,10 @@ static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
 
 static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
 static int vt_pc_on;
-static uint64_t vt_pc_held, vt_pc_released, vt_pc_missed, vt_pc_native, vt_pc_walked;
+/* Counted at every allocation of every thread: striped (vt_stripe.h). */
+static struct vt_stripe vt_pc_held[VT_STRIPES], vt_pc_released[VT_STRIPES], vt_pc_missed[VT_STRIPES],
+    vt_pc_native[VT_STRIPES], vt_pc_walked[VT_STRIPES];
+#define VT_PC_COUNT(c) vt_stripe_add(c, 1, __ATOMIC_RELAXED)
 static int vt_pc_walk; /* 1: the walk is trusted; 0: not checked yet; -1: not used */
 static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
 
@@ -97,7 +101,7 @@ static uint32_t vt_pc_read_held(void *ts)
     }
     int unchecked = 0;
     __atomic_compare_exchange_n(&vt_pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    __atomic_add_fetch(&vt_pc_walked, 1, __ATOMIC_RELAXED);
+    VT_PC_COUNT(vt_pc_walked);
     return id;
 }
 
@@ -188,7 +192,7 @@ static uint32_t vt_pc_ask_helper(void *ts)
     }
     if (vt_ph_started < 0 || vt_ph_stalled) {
         pthread_mutex_unlock(&vt_ph_mu);
-        __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
+        VT_PC_COUNT(vt_pc_missed);
         return 0;
     }
     j.next = vt_ph_queue;
@@ -212,12 +216,12 @@ static uint32_t vt_pc_ask_helper(void *ts)
             __atomic_store_n(&vt_ph_pending, vt_ph_queue != NULL, __ATOMIC_RELAXED);
             vt_ph_stalled = 1;
             pthread_mutex_unlock(&vt_ph_mu);
-            __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
+            VT_PC_COUNT(vt_pc_missed);
             return 0;
         }
     }
     pthread_mutex_unlock(&vt_ph_mu);
-    __atomic_add_fetch(&vt_pc_released, 1, __ATOMIC_RELAXED);
+    VT_PC_COUNT(vt_pc_released);
     return j.result;
 }
 
@@ -230,7 +234,7 @@ uint32_t vt_pycapture(void)
     int holds;
     void *ts = vt_py_thread_state(&holds);
     if (!ts) {
-        __atomic_add_fetch(&vt_pc_native, 1, __ATOMIC_RELAXED);
+        VT_PC_COUNT(vt_pc_native);
         return 0;
     }
     vt_pc_busy = 1;
@@ -244,15 +248,15 @@ uint32_t vt_pycapture(void)
             vt_pc_walk_off("a frame in memory was not as vramtrace expects");
     }
     if (walked) {
-        __atomic_add_fetch(&vt_pc_walked, 1, __ATOMIC_RELAXED);
-        __atomic_add_fetch(holds ? &vt_pc_held : &vt_pc_released, 1, __ATOMIC_RELAXED);
+        VT_PC_COUNT(vt_pc_walked);
+        VT_PC_COUNT(holds ? vt_pc_held : vt_pc_released);
     } else if (holds) {
         id = vt_pc_read_held(ts);
-        __atomic_add_fetch(&vt_pc_held, 1, __ATOMIC_RELAXED);
+        VT_PC_COUNT(vt_pc_held);
     } else if (vt_cfg.py_wait > 0) {
         id = vt_pc_ask_helper(ts);
     } else {
-        __atomic_add_fetch(&vt_pc_missed, 1, __ATOMIC_RELAXED);
+        VT_PC_COUNT(vt_pc_missed);
     }
     vt_pc_busy = 0;
     return id;
@@ -268,16 +272,16 @@ void vt_pycapture_write(struct vt_out *f)
     vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
     const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
     vt_outf(f, "interpreter %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
-    static const struct { const char *name; const uint64_t *v; } counters[] = {
-        {"py_held", &vt_pc_held},
-        {"py_released", &vt_pc_released},
-        {"py_missed", &vt_pc_missed},
-        {"py_native", &vt_pc_native},
-        {"py_walked", &vt_pc_walked},
+    static const struct { const char *name; const struct vt_stripe *v; } counters[] = {
+        {"py_held", vt_pc_held},
+        {"py_released", vt_pc_released},
+        {"py_missed", vt_pc_missed},
+        {"py_native", vt_pc_native},
+        {"py_walked", vt_pc_walked},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, "counter %s %llu\n", counters[i].name,
-                (unsigned long long)__atomic_load_n(counters[i].v, __ATOMIC_RELAXED));
+                (unsigned long long)vt_stripe_sum(counters[i].v, __ATOMIC_RELAXED));
 }
 
 void vt_pycapture_atfork_child(void)
@@ -295,6 +299,10 @@ void vt_pycapture_atfork_child(void)
     vt_ph_pending = 0;
     vt_ph_sleeping = 0;
     vt_ph_ts = NULL;
-    vt_pc_held = vt_pc_released = vt_pc_missed = vt_pc_native = vt_pc_walked = 0;
+    memset(vt_pc_held, 0, sizeof vt_pc_held);
+    memset(vt_pc_released, 0, sizeof vt_pc_released);
+    memset(vt_pc_missed, 0, sizeof vt_pc_missed);
+    memset(vt_pc_native, 0, sizeof vt_pc_native);
+    memset(vt_pc_walked, 0, sizeof vt_pc_walked);
     vt_pc_busy = 0;
 }

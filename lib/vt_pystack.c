@@ -168,8 +168,19 @@ static const struct vt_pyframe *vt_pyframe_get_locked(const struct vt_pycode *co
     return f;
 }
 
+/* Each thread's Python stacks seen lately, by hash: found again with no lock (stacks never change or go
+ * away once published). */
+#define VT_PYS_TCACHE 32
+static __thread struct vt_pys_tcache {
+    uint64_t h;
+    const struct vt_pystk *s;
+} vt_pys_tcache[VT_PYS_TCACHE] __attribute__((tls_model("initial-exec")));
+
 static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
 {
+    struct vt_pys_tcache *tc = &vt_pys_tcache[h % VT_PYS_TCACHE];
+    if (tc->s && tc->h == h && tc->s->n == (uint32_t)n && !memcmp(tc->s->key, key, 2 * (size_t)n * sizeof *key))
+        return tc->s->id;
     struct vt_pystk *s;
     unsigned hv = (unsigned)h;
     pthread_once(&vt_pys_once, vt_pys_init);
@@ -178,6 +189,8 @@ static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
     HASH_FIND_BYHASHVALUE(hh, vt_pys_shards[h >> 60].by_key, key, 2 * (size_t)n * sizeof *key, hv, s);
     uint32_t id = s ? s->id : 0;
     vt_mutex_unlock(lock);
+    if (id)
+        *tc = (struct vt_pys_tcache){h, s};
     return id;
 }
 

@@ -1,63 +1,56 @@
-/* Chunked slot storage. Free slots form a list threaded through their entries' addr field. */
+/* Chunked slot storage (vt_slab.h). Free slots form a list threaded through their entries' addr field. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "vt_slab.h"
 
-#define VT_CHUNK VT_SLAB_CHUNK
-#define VT_MAX_CHUNKS 16384 /* 67 million live entries */
-
-static struct vt_alloc *vt_entries[VT_MAX_CHUNKS];
-static size_t vt_chunks, vt_high;
-static uint32_t vt_free_head = VT_SLAB_NONE;
-
-struct vt_alloc *vt_slab_entry(uint32_t index)
+struct vt_alloc *vt_slab_entry(const struct vt_slab *s, uint32_t index)
 {
-    return &vt_entries[index / VT_CHUNK][index % VT_CHUNK];
+    return &s->chunks[index / VT_SLAB_CHUNK][index % VT_SLAB_CHUNK];
 }
 
-uint32_t vt_slab_take(void)
+uint32_t vt_slab_take(struct vt_slab *s)
 {
-    if (vt_free_head != VT_SLAB_NONE) {
-        uint32_t i = vt_free_head;
-        vt_free_head = (uint32_t)vt_slab_entry(i)->addr;
+    if (s->free_head != VT_SLAB_NONE) {
+        uint32_t i = s->free_head;
+        s->free_head = (uint32_t)vt_slab_entry(s, i)->addr;
         return i;
     }
-    if (vt_high == vt_chunks * VT_CHUNK) {
-        if (vt_chunks == VT_MAX_CHUNKS)
+    if (s->high == s->nchunks * VT_SLAB_CHUNK) {
+        if (s->nchunks == VT_SLAB_MAX_CHUNKS)
             return VT_SLAB_NONE;
-        struct vt_alloc *e = malloc(VT_CHUNK * sizeof *e);
+        struct vt_alloc *e = malloc(VT_SLAB_CHUNK * sizeof *e);
         if (!e)
             return VT_SLAB_NONE;
-        vt_entries[vt_chunks++] = e;
+        s->chunks[s->nchunks++] = e;
     }
-    return (uint32_t)vt_high++;
+    return (uint32_t)s->high++;
 }
 
-void vt_slab_put(uint32_t index)
+void vt_slab_put(struct vt_slab *s, uint32_t index)
 {
-    struct vt_alloc *e = vt_slab_entry(index);
+    struct vt_alloc *e = vt_slab_entry(s, index);
     e->kind = VT_SLAB_FREE_KIND;
-    e->addr = vt_free_head;
-    vt_free_head = index;
+    e->addr = s->free_head;
+    s->free_head = index;
 }
 
-size_t vt_slab_high_water(void)
+size_t vt_slab_high_water(const struct vt_slab *s)
 {
-    return vt_high;
+    return s->high;
 }
 
-void vt_slab_copy_range(struct vt_alloc *dst, size_t first, size_t n)
+void vt_slab_copy_range(const struct vt_slab *s, struct vt_alloc *dst, size_t first, size_t n)
 {
     /* first is a multiple of VT_SLAB_CHUNK and n at most one chunk: one memcpy. */
-    if (first + n > vt_high)
-        n = first < vt_high ? vt_high - first : 0;
+    if (first + n > s->high)
+        n = first < s->high ? s->high - first : 0;
     if (n)
-        memcpy(dst, &vt_entries[first / VT_CHUNK][first % VT_CHUNK], n * sizeof *dst);
+        memcpy(dst, &s->chunks[first / VT_SLAB_CHUNK][first % VT_SLAB_CHUNK], n * sizeof *dst);
 }
 
-void vt_slab_reset(void)
+void vt_slab_reset(struct vt_slab *s)
 {
-    vt_high = 0;
-    vt_free_head = VT_SLAB_NONE;
+    s->high = 0;
+    s->free_head = VT_SLAB_NONE;
 }

@@ -23,6 +23,7 @@
 #include "vt_modules.h"
 #include "vt_pycapture.h"
 #include "vt_stack.h"
+#include "vt_stripe.h"
 
 __thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
 
@@ -43,8 +44,27 @@ static void vt_shards_init(void)
         pthread_mutex_init(&vt_shards[i].lock, NULL);
 }
 static uintptr_t vt_self_lo, vt_self_hi;
-static atomic_int vt_unwinding; /* threads inside unw_backtrace */
-static atomic_int vt_forking;   /* a fork is under way: no new unwinds */
+static struct vt_stripe vt_unwinding[VT_STRIPES]; /* threads inside unw_backtrace */
+static atomic_int vt_forking;                      /* a fork is under way: no new unwinds */
+
+/* Each thread's stacks seen lately, by their key's hash: a stack met again is found with no lock
+ * (interned stacks never change or go away), so threads allocating from the same call site do not
+ * queue on its shard. */
+#define VT_TCACHE 32
+static __thread struct vt_tcache {
+    uint64_t h;
+    const struct vt_stack *s;
+} vt_tcache[VT_TCACHE] __attribute__((tls_model("initial-exec")));
+
+static uint64_t vt_key_hash(const uintptr_t *key, uint32_t n)
+{
+    uint64_t h = n;
+    for (uint32_t i = 0; i <= n; i++) {
+        h = (h ^ key[i]) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
+    return h;
+}
 
 void vt_stack_init(void)
 {
@@ -56,6 +76,10 @@ void vt_stack_init(void)
 static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
 {
     size_t len = (n + 1) * sizeof(uintptr_t);
+    uint64_t hk = vt_key_hash(key, n);
+    struct vt_tcache *tc = &vt_tcache[hk % VT_TCACHE];
+    if (tc->s && tc->h == hk && tc->s->n == n && !memcmp(tc->s->pc, key, len))
+        return tc->s->id;
     /* The shard: from the innermost return address and the depth, which differ between most stacks. */
     uint64_t h = ((uint64_t)key[0] ^ ((uint64_t)n << 48) ^ (n > 1 ? (uint64_t)key[1] << 7 : 0)) * 0x9e3779b97f4a7c15ull;
     struct vt_stack *s;
@@ -88,6 +112,8 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
     pthread_mutex_unlock(&sh->lock);
     if (!id)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
+    else
+        *tc = (struct vt_tcache){hk, s};
     return id;
 }
 
@@ -96,15 +122,16 @@ uint32_t vt_stack_capture(void)
     if (vt_cfg.depth <= 0)
         return 0;
     void *raw[VT_DEPTH_MAX + 16 + 1];
-    atomic_fetch_add(&vt_unwinding, 1);
+    /* Sequentially consistent, against the fork handler's store to vt_forking and its sum of these. */
+    vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
     while (atomic_load(&vt_forking)) {
-        atomic_fetch_sub(&vt_unwinding, 1);
+        vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
         while (atomic_load(&vt_forking))
             sched_yield();
-        atomic_fetch_add(&vt_unwinding, 1);
+        vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
     }
     int got = unw_backtrace(raw, vt_cfg.depth + 16);
-    atomic_fetch_sub(&vt_unwinding, 1);
+    vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
     int skip = 0;
     while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
         skip++;
@@ -134,7 +161,7 @@ void vt_stack_atfork_prepare(void)
     atomic_store(&vt_forking, 1);
     /* Unwinds take microseconds; the bound only keeps a fork from waiting forever on a thread that
      * was stopped inside one (a debugger). */
-    for (int i = 0; atomic_load(&vt_unwinding) && i < 1000000; i++)
+    for (int i = 0; vt_stripe_sum(vt_unwinding, __ATOMIC_SEQ_CST) && i < 1000000; i++)
         sched_yield();
     pthread_once(&vt_shards_once, vt_shards_init);
     for (int i = 0; i < VT_STACK_SHARDS; i++)
@@ -159,6 +186,7 @@ void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
     vt_stack_unlock_all();
-    atomic_store(&vt_unwinding, 0);
+    for (int i = 0; i < VT_STRIPES; i++)
+        __atomic_store_n(&vt_unwinding[i].v, 0, __ATOMIC_SEQ_CST);
     atomic_store(&vt_forking, 0);
 }

@@ -1,12 +1,15 @@
-/* The allocation table and counters. One mutex guards everything here; it is held only for hash
- * operations and counter updates, never across a CUDA call, an unwind, or I/O.
+/* The allocation table and counters. Entries live in 16 shards chosen by address, each with its own
+ * lock, slab, index and counters, so threads that allocate at once rarely meet; physical handles,
+ * pools, unwatched names and failed requests are rare and share one more lock (vt_lock). No lock is
+ * held across a CUDA call, an unwind, or I/O. Lock order: vt_lock, then shards in index order.
  *
- * A snapshot never holds the lock for long: it takes the counters and a sequence number S in one short
- * hold, then copies the entries a chunk at a time (one short hold each). Every allocation entering the
- * table gets its sequence number under the lock, so the entries live at S are exactly those copied
- * with seq <= S, plus those freed while the copy went on: while a snapshot runs, each entry taken out
- * of the table with seq <= S is logged, with its slot, and put back into the snapshot unless the copy
- * already had it. The snapshot is the table as it was at S, consistent with the counters. */
+ * A snapshot never holds a lock for long: it takes every lock at once for one short hold, to read the
+ * counters and a sequence number S, then copies each shard's entries a chunk at a time (one short hold
+ * of that shard's lock each). Every allocation entering the table gets its sequence number under its
+ * shard's lock, so the entries live at S are exactly those copied with seq <= S, plus those freed while
+ * the copy went on: while a snapshot runs, each entry taken out of a shard with seq <= S is logged,
+ * with its slot, and put back into the snapshot unless the copy already had it. The snapshot is the
+ * table as it was at S, consistent with the counters. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_slab.h"
+#include "vt_stripe.h"
 #include "vt_table.h"
 
 struct vt_pnode {
@@ -26,8 +30,8 @@ struct vt_pnode {
     struct vt_phys p;
 };
 
-/* Adaptive: a thread that finds the lock held spins a little before it sleeps, since it is held for
- * tens of nanoseconds at a time. */
+/* Adaptive locks: a thread that finds one held spins a little before it sleeps, since each is held
+ * for tens of nanoseconds at a time. */
 static pthread_mutex_t vt_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static struct vt_pnode *vt_phys_tab;
 static struct vt_pool *vt_pools;
@@ -43,7 +47,10 @@ static uint64_t vt_seq;
  * Nothing else in a snapshot must agree with them, so the lock, which every thread's allocation takes,
  * is not taken once more for them. A snapshot reads them after the rest: never fewer calls than the
  * allocations and frees it holds. */
-static uint64_t vt_calls[VT_FN_COUNT], vt_failed_calls[VT_FN_COUNT], vt_unknown_frees;
+static struct {
+    uint64_t calls[VT_FN_COUNT], failed[VT_FN_COUNT];
+} __attribute__((aligned(64))) vt_call_stripes[VT_STRIPES]; /* vt_stripe.h */
+static uint64_t vt_unknown_frees, vt_dropped;
 
 /* A snapshot under way (vt_table_snapshot): entries taken out since it began, with seq <= vt_snap_seq. */
 struct vt_freed {
@@ -51,10 +58,59 @@ struct vt_freed {
     uint32_t slot;
 };
 static pthread_mutex_t vt_snap_mu = PTHREAD_MUTEX_INITIALIZER; /* one snapshot at a time */
-static int vt_snap_active, vt_snap_overflow;
+/* Written with every lock held, read with any one. */
+static int vt_snap_active;
 static uint64_t vt_snap_seq;
-static struct vt_freed *vt_snap_freed;
-static size_t vt_snap_nfreed, vt_snap_cap;
+
+#define VT_SHARDS 16
+struct vt_shard {
+    pthread_mutex_t lock;
+    struct vt_slab slab;
+    struct vt_index index;
+    struct vt_counters c; /* this shard's entries: allocations and frees, live, replaced, dropped */
+    struct vt_freed *freed; /* the snapshot's log */
+    size_t nfreed, cap;
+    int overflow;
+} __attribute__((aligned(64)));
+static struct vt_shard vt_shards[VT_SHARDS];
+static pthread_once_t vt_shards_once = PTHREAD_ONCE_INIT;
+
+/* Device memory reserved and its peak, per device, over every shard and the physical handles: a peak
+ * is of the sum, so these are kept whole, with atomics. vt_max_device likewise. */
+static uint64_t vt_reserved[VT_MAX_DEVICES], vt_reserved_peak[VT_MAX_DEVICES];
+static int32_t vt_max_device = -1;
+
+static void vt_shards_init(void)
+{
+    for (int i = 0; i < VT_SHARDS; i++) {
+        pthread_mutex_t adaptive = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+        memcpy(&vt_shards[i].lock, &adaptive, sizeof adaptive);
+        vt_slab_reset(&vt_shards[i].slab);
+        vt_shards[i].index.slab = &vt_shards[i].slab;
+    }
+}
+
+static struct vt_shard *vt_shard_of(uint64_t addr)
+{
+    pthread_once(&vt_shards_once, vt_shards_init);
+    /* The top bits of a Fibonacci hash: the index uses the low ones. */
+    return &vt_shards[(addr * 0x9e3779b97f4a7c15ull) >> 60];
+}
+
+static void vt_lock_all(void)
+{
+    pthread_once(&vt_shards_once, vt_shards_init);
+    vt_mutex_lock(&vt_lock);
+    for (int i = 0; i < VT_SHARDS; i++)
+        vt_mutex_lock(&vt_shards[i].lock);
+}
+
+static void vt_unlock_all(void)
+{
+    for (int i = VT_SHARDS - 1; i >= 0; i--)
+        vt_mutex_unlock(&vt_shards[i].lock);
+    vt_mutex_unlock(&vt_lock);
+}
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
@@ -84,30 +140,35 @@ static int vt_counts_reserved(enum vt_kind k)
     return k == VT_KIND_DEVICE || k == VT_KIND_PHYS;
 }
 
-static void vt_device_seen_locked(int device)
+static void vt_device_seen(int device)
 {
-    if (device >= 0 && device < VT_MAX_DEVICES && device > vt_c.max_device)
-        vt_c.max_device = device;
+    int32_t seen = __atomic_load_n(&vt_max_device, __ATOMIC_RELAXED);
+    while (device >= 0 && device < VT_MAX_DEVICES && device > seen &&
+           !__atomic_compare_exchange_n(&vt_max_device, &seen, device, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
 }
 
-static void vt_live_add_locked(enum vt_kind k, int device, uint64_t size)
+/* c: the shard's counters (or vt_c for physical handles), under its lock. */
+static void vt_live_add_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size)
 {
-    vt_c.live_count[k]++;
-    vt_c.live_bytes[k] += size;
-    vt_device_seen_locked(device);
+    c->live_count[k]++;
+    c->live_bytes[k] += size;
+    vt_device_seen(device);
     if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES) {
-        vt_c.reserved[device] += size;
-        if (vt_c.reserved[device] > vt_c.reserved_peak[device])
-            vt_c.reserved_peak[device] = vt_c.reserved[device];
+        uint64_t now = __atomic_add_fetch(&vt_reserved[device], size, __ATOMIC_RELAXED);
+        uint64_t peak = __atomic_load_n(&vt_reserved_peak[device], __ATOMIC_RELAXED);
+        while (now > peak &&
+               !__atomic_compare_exchange_n(&vt_reserved_peak[device], &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            ;
     }
 }
 
-static void vt_live_sub_locked(enum vt_kind k, int device, uint64_t size)
+static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size)
 {
-    vt_c.live_count[k]--;
-    vt_c.live_bytes[k] -= size;
+    c->live_count[k]--;
+    c->live_bytes[k] -= size;
     if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
-        vt_c.reserved[device] -= size;
+        __atomic_sub_fetch(&vt_reserved[device], size, __ATOMIC_RELAXED);
 }
 
 /* The thread id, asked of the kernel once per thread; a fork child inherits the forking thread's
@@ -125,80 +186,80 @@ static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
         *seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
 }
 
-static void vt_count_alloc_locked(enum vt_fn api, enum vt_kind kind, uint64_t size)
+static void vt_count_alloc_locked(struct vt_counters *c, enum vt_fn api, enum vt_kind kind, uint64_t size)
 {
-    vt_c.api[api].allocs++;
-    vt_c.api[api].bytes_alloc += size;
-    vt_c.kind[kind].allocs++;
-    vt_c.kind[kind].bytes_alloc += size;
+    c->api[api].allocs++;
+    c->api[api].bytes_alloc += size;
+    c->kind[kind].allocs++;
+    c->kind[kind].bytes_alloc += size;
 }
 
 /* sign -1 takes back a free whose real call failed. */
-static void vt_count_free_locked(enum vt_fn api, enum vt_kind kind, uint64_t size, int sign)
+static void vt_count_free_locked(struct vt_counters *c, enum vt_fn api, enum vt_kind kind, uint64_t size, int sign)
 {
-    vt_c.api[api].frees += (uint64_t)sign;
-    vt_c.api[api].bytes_freed += (uint64_t)sign * size;
-    vt_c.kind[kind].frees += (uint64_t)sign;
-    vt_c.kind[kind].bytes_freed += (uint64_t)sign * size;
+    c->api[api].frees += (uint64_t)sign;
+    c->api[api].bytes_freed += (uint64_t)sign * size;
+    c->kind[kind].frees += (uint64_t)sign;
+    c->kind[kind].bytes_freed += (uint64_t)sign * size;
 }
 
 /* While a snapshot copies the table, an entry that was live when it began and leaves now is logged. */
-static void vt_snap_log_locked(const struct vt_alloc *e, uint32_t slot)
+static void vt_snap_log_locked(struct vt_shard *sh, const struct vt_alloc *e, uint32_t slot)
 {
     if (!vt_snap_active || e->seq > vt_snap_seq)
         return;
-    if (vt_snap_nfreed == vt_snap_cap) {
-        size_t cap = vt_snap_cap ? 2 * vt_snap_cap : 1024;
-        struct vt_freed *n = realloc(vt_snap_freed, cap * sizeof *n);
+    if (sh->nfreed == sh->cap) {
+        size_t cap = sh->cap ? 2 * sh->cap : 256;
+        struct vt_freed *n = realloc(sh->freed, cap * sizeof *n);
         if (!n) {
-            vt_snap_overflow = 1;
+            sh->overflow = 1;
             return;
         }
-        vt_snap_freed = n;
-        vt_snap_cap = cap;
+        sh->freed = n;
+        sh->cap = cap;
     }
-    vt_snap_freed[vt_snap_nfreed++] = (struct vt_freed){*e, slot};
+    sh->freed[sh->nfreed++] = (struct vt_freed){*e, slot};
 }
 
-/* Takes a slot out of the table; its free is counted in the same step as the removal. */
-static void vt_take_locked(uint32_t slot, struct vt_alloc *out)
+/* Takes a slot out of its shard; its free is counted in the same step as the removal. */
+static void vt_take_locked(struct vt_shard *sh, uint32_t slot, struct vt_alloc *out)
 {
-    struct vt_alloc *e = vt_slab_entry(slot);
-    vt_snap_log_locked(e, slot);
+    struct vt_alloc *e = vt_slab_entry(&sh->slab, slot);
+    vt_snap_log_locked(sh, e, slot);
     if (out)
         *out = *e;
-    vt_index_remove(slot);
-    vt_live_sub_locked(e->kind, e->device, e->size);
-    vt_count_free_locked(e->api, e->kind, e->size, 1);
-    vt_slab_put(slot);
+    vt_index_remove(&sh->index, slot);
+    vt_live_sub_locked(&sh->c, e->kind, e->device, e->size);
+    vt_count_free_locked(&sh->c, e->api, e->kind, e->size, 1);
+    vt_slab_put(&sh->slab, slot);
 }
 
 /* Returns 0 when the entry could not be kept (our own memory ran out). */
-static int vt_insert_locked(const struct vt_alloc *a)
+static int vt_insert_locked(struct vt_shard *sh, const struct vt_alloc *a)
 {
-    uint32_t old = vt_index_find(a->addr, a->space);
+    uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
     if (old != VT_SLAB_NONE) {
         /* The address came back from the driver while we still held it: its free took a route we
          * do not see. Keep the newer one, count the old one freed, and say how often this happened. */
-        vt_take_locked(old, NULL);
-        vt_c.replaced++;
+        vt_take_locked(sh, old, NULL);
+        sh->c.replaced++;
     }
-    uint32_t i = vt_slab_take();
+    uint32_t i = vt_slab_take(&sh->slab);
     if (i == VT_SLAB_NONE) {
-        vt_c.dropped++;
+        sh->c.dropped++;
         return 0;
     }
-    struct vt_alloc *e = vt_slab_entry(i);
+    struct vt_alloc *e = vt_slab_entry(&sh->slab, i);
     *e = *a;
     /* Numbered as it enters the table (a restored entry too): what a snapshot begun at S holds is the
      * entries numbered up to S. */
     e->seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
-    if (vt_index_add(i) < 0) {
-        vt_slab_put(i);
-        vt_c.dropped++;
+    if (vt_index_add(&sh->index, i) < 0) {
+        vt_slab_put(&sh->slab, i);
+        sh->c.dropped++;
         return 0;
     }
-    vt_live_add_locked(e->kind, e->device, e->size);
+    vt_live_add_locked(&sh->c, e->kind, e->device, e->size);
     return 1;
 }
 
@@ -206,35 +267,38 @@ void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
     vt_stamp(NULL, &a->time_ns, &a->tid);
-    __atomic_add_fetch(&vt_calls[a->api], 1, __ATOMIC_RELAXED);
-    vt_mutex_lock(&vt_lock);
-    int kept = vt_insert_locked(a);
+    __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1, __ATOMIC_RELAXED);
+    struct vt_shard *sh = vt_shard_of(a->addr);
+    vt_mutex_lock(&sh->lock);
+    int kept = vt_insert_locked(sh, a);
     if (kept)
-        vt_count_alloc_locked(a->api, a->kind, a->size);
-    vt_mutex_unlock(&vt_lock);
+        vt_count_alloc_locked(&sh->c, a->api, a->kind, a->size);
+    vt_mutex_unlock(&sh->lock);
     if (!kept)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
 }
 
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
-    vt_mutex_lock(&vt_lock);
-    uint32_t slot = vt_index_find(addr, vt_space_of(kind_space));
+    struct vt_shard *sh = vt_shard_of(addr);
+    vt_mutex_lock(&sh->lock);
+    uint32_t slot = vt_index_find(&sh->index, addr, vt_space_of(kind_space));
     if (slot != VT_SLAB_NONE)
-        vt_take_locked(slot, out);
-    vt_mutex_unlock(&vt_lock);
+        vt_take_locked(sh, slot, out);
+    vt_mutex_unlock(&sh->lock);
     return slot != VT_SLAB_NONE;
 }
 
 void vt_table_restore(const struct vt_alloc *a)
 {
-    vt_mutex_lock(&vt_lock);
-    vt_count_free_locked(a->api, a->kind, a->size, -1);
-    if (!vt_insert_locked(a)) {
+    struct vt_shard *sh = vt_shard_of(a->addr);
+    vt_mutex_lock(&sh->lock);
+    vt_count_free_locked(&sh->c, a->api, a->kind, a->size, -1);
+    if (!vt_insert_locked(sh, a)) {
         /* Lost after all: keep allocations - frees equal to the live entries. */
-        vt_count_free_locked(a->api, a->kind, a->size, 1);
+        vt_count_free_locked(&sh->c, a->api, a->kind, a->size, 1);
     }
-    vt_mutex_unlock(&vt_lock);
+    vt_mutex_unlock(&sh->lock);
 }
 
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
@@ -242,35 +306,38 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
     size_t got = 0, removed = 0;
     uint64_t end = addr + size;
     uint8_t space = vt_space_of(VT_KIND_VMM_MAP);
-    vt_mutex_lock(&vt_lock);
+    /* Unmaps are rare: every shard at once. */
+    vt_lock_all();
     /* Mappings inside one unmap are usually contiguous: walk them by address, and fall back to a
      * scan of the table only when a gap is met. */
     uint64_t cur = addr;
     int gap = 0;
     while (cur < end) {
-        uint32_t slot = vt_index_find(cur, space);
-        uint64_t sz = slot != VT_SLAB_NONE ? vt_slab_entry(slot)->size : 0;
+        struct vt_shard *sh = vt_shard_of(cur);
+        uint32_t slot = vt_index_find(&sh->index, cur, space);
+        uint64_t sz = slot != VT_SLAB_NONE ? vt_slab_entry(&sh->slab, slot)->size : 0;
         if (!sz) {
             gap = 1;
             break;
         }
         cur += sz;
-        vt_take_locked(slot, got < max ? &out[got] : NULL);
+        vt_take_locked(sh, slot, got < max ? &out[got] : NULL);
         got += got < max;
         removed++;
     }
-    if (gap) {
-        size_t hw = vt_slab_high_water();
+    for (int i = 0; gap && i < VT_SHARDS; i++) {
+        struct vt_shard *sh = &vt_shards[i];
+        size_t hw = vt_slab_high_water(&sh->slab);
         for (uint32_t slot = 0; slot < hw; slot++) {
-            const struct vt_alloc *e = vt_slab_entry(slot);
+            const struct vt_alloc *e = vt_slab_entry(&sh->slab, slot);
             if (e->kind != VT_KIND_VMM_MAP || e->addr < addr || e->addr >= end)
                 continue;
-            vt_take_locked(slot, got < max ? &out[got] : NULL);
+            vt_take_locked(sh, slot, got < max ? &out[got] : NULL);
             got += got < max;
             removed++;
         }
     }
-    vt_mutex_unlock(&vt_lock);
+    vt_unlock_all();
     *total = removed;
     return got;
 }
@@ -279,7 +346,7 @@ void vt_phys_add(struct vt_phys *p)
 {
     vt_stamp(&p->seq, &p->time_ns, &p->tid);
     struct vt_pnode *n = malloc(sizeof *n), *old;
-    __atomic_add_fetch(&vt_calls[p->api], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[p->api], 1, __ATOMIC_RELAXED);
     vt_mutex_lock(&vt_lock);
     if (n) {
         memset(n, 0, sizeof *n);
@@ -287,8 +354,8 @@ void vt_phys_add(struct vt_phys *p)
         HASH_FIND(hh, vt_phys_tab, &p->handle, sizeof p->handle, old);
         if (old) {
             HASH_DEL(vt_phys_tab, old);
-            vt_live_sub_locked(old->p.kind, old->p.device, old->p.size);
-            vt_count_free_locked(old->p.api, old->p.kind, old->p.size, 1);
+            vt_live_sub_locked(&vt_c, old->p.kind, old->p.device, old->p.size);
+            vt_count_free_locked(&vt_c, old->p.api, old->p.kind, old->p.size, 1);
             vt_c.replaced++;
             free(old);
         }
@@ -298,8 +365,8 @@ void vt_phys_add(struct vt_phys *p)
             free(n);
             n = NULL;
         } else {
-            vt_live_add_locked(p->kind, p->device, p->size);
-            vt_count_alloc_locked(p->api, p->kind, p->size);
+            vt_live_add_locked(&vt_c, p->kind, p->device, p->size);
+            vt_count_alloc_locked(&vt_c, p->api, p->kind, p->size);
         }
     }
     if (!n)
@@ -319,8 +386,8 @@ int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_ph
         ret = 0;
         if (n->p.refs <= 0 && n->p.maps <= 0) {
             HASH_DEL(vt_phys_tab, n);
-            vt_live_sub_locked(n->p.kind, n->p.device, n->p.size);
-            vt_count_free_locked(n->p.api, n->p.kind, n->p.size, 1);
+            vt_live_sub_locked(&vt_c, n->p.kind, n->p.device, n->p.size);
+            vt_count_free_locked(&vt_c, n->p.api, n->p.kind, n->p.size, 1);
             *dead = n->p;
             free(n);
             ret = 1;
@@ -335,7 +402,7 @@ void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct 
     struct vt_pnode *n = NULL;
     vt_mutex_lock(&vt_lock);
     if (dead) {
-        vt_count_free_locked(dead->api, dead->kind, dead->size, -1);
+        vt_count_free_locked(&vt_c, dead->api, dead->kind, dead->size, -1);
         if ((n = malloc(sizeof *n))) {
             memset(n, 0, sizeof *n);
             n->p = *dead;
@@ -346,7 +413,7 @@ void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct 
                 n = NULL;
                 vt_c.dropped++;
             } else {
-                vt_live_add_locked(n->p.kind, n->p.device, n->p.size);
+                vt_live_add_locked(&vt_c, n->p.kind, n->p.device, n->p.size);
             }
         }
     } else {
@@ -362,7 +429,7 @@ void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct 
 void vt_pool_add(uint64_t handle, int device)
 {
     vt_mutex_lock(&vt_lock);
-    vt_device_seen_locked(device);
+    vt_device_seen(device);
     if (vt_npools == vt_pools_cap) {
         size_t cap = vt_pools_cap ? 2 * vt_pools_cap : 16;
         struct vt_pool *p = realloc(vt_pools, cap * sizeof *p);
@@ -403,13 +470,14 @@ int vt_pool_device(uint64_t handle)
 
 void vt_count_call(enum vt_fn api)
 {
-    __atomic_add_fetch(&vt_calls[api], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[api], 1, __ATOMIC_RELAXED);
 }
 
 void vt_count_failure(enum vt_fn api)
 {
-    __atomic_add_fetch(&vt_calls[api], 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&vt_failed_calls[api], 1, __ATOMIC_RELAXED);
+    unsigned me = vt_stripe_index();
+    __atomic_add_fetch(&vt_call_stripes[me].calls[api], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&vt_call_stripes[me].failed[api], 1, __ATOMIC_RELAXED);
 }
 
 void vt_count_unknown_free(void)
@@ -419,9 +487,7 @@ void vt_count_unknown_free(void)
 
 void vt_count_dropped(void)
 {
-    vt_mutex_lock(&vt_lock);
-    vt_c.dropped++;
-    vt_mutex_unlock(&vt_lock);
+    __atomic_add_fetch(&vt_dropped, 1, __ATOMIC_RELAXED);
 }
 
 void vt_count_unwatched(const char *name)
@@ -471,8 +537,28 @@ void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, in
     vt_mutex_unlock(&vt_lock);
 }
 
-/* Everything but the entries, in one short hold: counters, physical handles, pools, the rest. 0, or -1
- * when the copies' room was too small (caps say what is needed). */
+static void vt_counters_add(struct vt_counters *to, const struct vt_counters *from)
+{
+    for (int i = 0; i < VT_FN_COUNT; i++) {
+        to->api[i].allocs += from->api[i].allocs;
+        to->api[i].frees += from->api[i].frees;
+        to->api[i].bytes_alloc += from->api[i].bytes_alloc;
+        to->api[i].bytes_freed += from->api[i].bytes_freed;
+    }
+    for (int k = 0; k < VT_KIND_COUNT; k++) {
+        to->kind[k].allocs += from->kind[k].allocs;
+        to->kind[k].frees += from->kind[k].frees;
+        to->kind[k].bytes_alloc += from->kind[k].bytes_alloc;
+        to->kind[k].bytes_freed += from->kind[k].bytes_freed;
+        to->live_count[k] += from->live_count[k];
+        to->live_bytes[k] += from->live_bytes[k];
+    }
+    to->replaced += from->replaced;
+    to->dropped += from->dropped;
+}
+
+/* Everything but the entries, with every lock held: counters, physical handles, pools, the rest. 0, or
+ * -1 when the copies' room was too small (caps say what is needed). */
 static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_pool, size_t *need_p, size_t *need_pool)
 {
     size_t np = HASH_COUNT(vt_phys_tab);
@@ -489,12 +575,23 @@ static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_p
     memcpy(s->unwatched, vt_uw, sizeof vt_uw);
     s->nunwatched = vt_nuw;
     s->c = vt_c;
+    for (int i = 0; i < VT_SHARDS; i++)
+        vt_counters_add(&s->c, &vt_shards[i].c);
+    for (int d = 0; d < VT_MAX_DEVICES; d++) {
+        s->c.reserved[d] = __atomic_load_n(&vt_reserved[d], __ATOMIC_RELAXED);
+        s->c.reserved_peak[d] = __atomic_load_n(&vt_reserved_peak[d], __ATOMIC_RELAXED);
+    }
+    s->c.max_device = __atomic_load_n(&vt_max_device, __ATOMIC_RELAXED);
     s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
     for (int i = 0; i < VT_FN_COUNT; i++) {
-        s->c.api[i].calls = __atomic_load_n(&vt_calls[i], __ATOMIC_RELAXED);
-        s->c.api[i].failed = __atomic_load_n(&vt_failed_calls[i], __ATOMIC_RELAXED);
+        s->c.api[i].calls = s->c.api[i].failed = 0;
+        for (int j = 0; j < VT_STRIPES; j++) {
+            s->c.api[i].calls += __atomic_load_n(&vt_call_stripes[j].calls[i], __ATOMIC_RELAXED);
+            s->c.api[i].failed += __atomic_load_n(&vt_call_stripes[j].failed[i], __ATOMIC_RELAXED);
+        }
     }
     s->c.unknown_frees = __atomic_load_n(&vt_unknown_frees, __ATOMIC_RELAXED);
+    s->c.dropped += __atomic_load_n(&vt_dropped, __ATOMIC_RELAXED);
     memcpy(s->failed, vt_failed_list, sizeof vt_failed_list);
     s->nfailed = vt_nfailed;
     return 0;
@@ -504,79 +601,105 @@ int vt_table_snapshot(struct vt_snapshot *s)
 {
     memset(s, 0, sizeof *s);
     pthread_mutex_lock(&vt_snap_mu);
-    size_t cap_a = 0, cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0, hw = 0;
+    size_t cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0;
+    size_t cap[VT_SHARDS], base[VT_SHARDS], hw[VT_SHARDS];
     uint64_t head_t0, head_ns = 0;
     int r = -1;
     for (;;) {
-        /* Sized and touched outside the lock (no page faults while it is held). */
+        /* Sized and touched outside the locks (no page faults while one is held). */
         vt_snapshot_free(s);
-        vt_mutex_lock(&vt_lock);
-        size_t now_hw = vt_slab_high_water();
-        vt_mutex_unlock(&vt_lock);
-        cap_a = now_hw + now_hw / 8 + 4096;
-        s->allocs = malloc(cap_a * sizeof *s->allocs);
+        size_t total = 0;
+        for (int i = 0; i < VT_SHARDS; i++) {
+            struct vt_shard *sh = &vt_shards[i];
+            pthread_once(&vt_shards_once, vt_shards_init);
+            vt_mutex_lock(&sh->lock);
+            size_t now_hw = vt_slab_high_water(&sh->slab);
+            vt_mutex_unlock(&sh->lock);
+            cap[i] = now_hw + now_hw / 8 + 1024;
+            base[i] = total;
+            total += cap[i];
+        }
+        s->allocs = malloc(total * sizeof *s->allocs);
         s->phys = malloc(cap_p * sizeof *s->phys);
         s->pools = malloc(cap_pool * sizeof *s->pools);
         if (!s->allocs || !s->phys || !s->pools)
             goto out;
         /* One write per page; not memset, which the compiler may fold into a calloc that touches nothing. */
-        for (size_t off = 0; off < cap_a * sizeof *s->allocs; off += 4096)
+        for (size_t off = 0; off < total * sizeof *s->allocs; off += 4096)
             ((volatile char *)s->allocs)[off] = 0;
-        vt_mutex_lock(&vt_lock);
+        vt_lock_all();
         head_t0 = vt_now_ns();
-        hw = vt_slab_high_water();
-        int fits = hw <= cap_a && vt_snap_head_locked(s, cap_p, cap_pool, &need_p, &need_pool) == 0;
-        head_ns = vt_now_ns() - head_t0;
+        int fits = vt_snap_head_locked(s, cap_p, cap_pool, &need_p, &need_pool) == 0;
+        for (int i = 0; i < VT_SHARDS; i++) {
+            hw[i] = vt_slab_high_water(&vt_shards[i].slab);
+            fits &= hw[i] <= cap[i];
+        }
         if (fits) {
             vt_snap_active = 1;
-            vt_snap_overflow = 0;
             vt_snap_seq = s->c.seq;
-            vt_snap_nfreed = 0;
+            for (int i = 0; i < VT_SHARDS; i++) {
+                vt_shards[i].nfreed = 0;
+                vt_shards[i].overflow = 0;
+            }
         }
-        vt_mutex_unlock(&vt_lock);
+        head_ns = vt_now_ns() - head_t0;
+        vt_unlock_all();
         if (fits)
             break;
         cap_p = need_p + need_p / 8 + 64;
         cap_pool = need_pool + 16;
     }
-    /* The entries, a chunk of slots per hold; slots past hw were taken after S. */
+    /* Each shard's entries, a chunk of slots per hold of its lock; slots past hw were taken after S. */
     uint64_t longest = head_ns;
-    for (size_t at = 0; at < hw; at += VT_SLAB_CHUNK) {
-        size_t n = hw - at < VT_SLAB_CHUNK ? hw - at : VT_SLAB_CHUNK;
-        vt_mutex_lock(&vt_lock);
-        uint64_t t0 = vt_now_ns();
-        vt_slab_copy_range(s->allocs + at, at, n);
-        uint64_t held = vt_now_ns() - t0;
-        vt_mutex_unlock(&vt_lock);
-        longest = held > longest ? held : longest;
+    for (int i = 0; i < VT_SHARDS; i++) {
+        struct vt_shard *sh = &vt_shards[i];
+        for (size_t at = 0; at < hw[i]; at += VT_SLAB_CHUNK) {
+            size_t n = hw[i] - at < VT_SLAB_CHUNK ? hw[i] - at : VT_SLAB_CHUNK;
+            vt_mutex_lock(&sh->lock);
+            uint64_t t0 = vt_now_ns();
+            vt_slab_copy_range(&sh->slab, s->allocs + base[i] + at, at, n);
+            uint64_t held = vt_now_ns() - t0;
+            vt_mutex_unlock(&sh->lock);
+            longest = held > longest ? held : longest;
+        }
     }
     s->c.snap_hold_ns = longest;
-    vt_mutex_lock(&vt_lock);
-    struct vt_freed *freed = vt_snap_freed;
-    size_t nfreed = vt_snap_nfreed;
-    int overflow = vt_snap_overflow;
+    struct vt_freed *freed[VT_SHARDS];
+    size_t nfreed[VT_SHARDS];
+    int overflow = 0;
+    vt_lock_all();
     vt_snap_active = 0;
-    vt_snap_freed = NULL;
-    vt_snap_nfreed = vt_snap_cap = 0;
-    vt_mutex_unlock(&vt_lock);
+    for (int i = 0; i < VT_SHARDS; i++) {
+        struct vt_shard *sh = &vt_shards[i];
+        freed[i] = sh->freed;
+        nfreed[i] = sh->nfreed;
+        overflow |= sh->overflow;
+        sh->freed = NULL;
+        sh->nfreed = sh->cap = 0;
+    }
+    vt_unlock_all();
     if (overflow) {
         /* Our own memory ran short while logging: the entries are those copied, the counters say more. */
         s->c.dropped++;
     }
     /* A slot holds at most one entry numbered up to S, so each slot is logged once at most. An entry
      * freed after its slot was copied is in the copy already; one freed before is put back in its slot's
-     * place, where the copy holds nothing or a newer entry (dropped below in any case). */
-    for (size_t i = 0; i < nfreed; i++) {
-        struct vt_alloc *c = &s->allocs[freed[i].slot];
-        if (freed[i].slot < hw && !(c->kind != VT_SLAB_FREE_KIND && c->seq == freed[i].e.seq))
-            *c = freed[i].e;
-    }
-    free(freed);
-    /* Free slots and entries made after S came along with the copy: drop them now. */
+     * place, where the copy holds nothing or a newer entry (dropped below in any case). Then free slots
+     * and entries made after S, which came along with the copy, are dropped, shard by shard. */
     size_t live = 0;
-    for (size_t i = 0; i < hw; i++)
-        if (s->allocs[i].kind != VT_SLAB_FREE_KIND && s->allocs[i].seq <= s->c.seq)
-            s->allocs[live++] = s->allocs[i];
+    for (int i = 0; i < VT_SHARDS; i++) {
+        struct vt_alloc *a = s->allocs + base[i];
+        for (size_t j = 0; j < nfreed[i]; j++) {
+            const struct vt_freed *f = &freed[i][j];
+            struct vt_alloc *c = &a[f->slot];
+            if (f->slot < hw[i] && !(c->kind != VT_SLAB_FREE_KIND && c->seq == f->e.seq))
+                *c = f->e;
+        }
+        free(freed[i]);
+        for (size_t j = 0; j < hw[i]; j++)
+            if (a[j].kind != VT_SLAB_FREE_KIND && a[j].seq <= s->c.seq)
+                s->allocs[live++] = a[j];
+    }
     s->nallocs = live;
     r = 0;
 out:
@@ -598,19 +721,27 @@ void vt_snapshot_free(struct vt_snapshot *s)
 
 void vt_table_atfork_prepare(void)
 {
-    vt_mutex_lock(&vt_lock);
+    vt_lock_all();
 }
 
 void vt_table_atfork_parent(void)
 {
-    vt_mutex_unlock(&vt_lock);
+    vt_unlock_all();
 }
 
 void vt_table_atfork_child(void)
 {
     /* The parent's GPU memory is not the child's: start from an empty table. */
-    vt_index_reset();
-    vt_slab_reset();
+    for (int i = 0; i < VT_SHARDS; i++) {
+        struct vt_shard *sh = &vt_shards[i];
+        vt_index_reset(&sh->index);
+        vt_slab_reset(&sh->slab);
+        memset(&sh->c, 0, sizeof sh->c);
+        /* A snapshot under way in the parent is the parent's; the child starts with none. */
+        sh->freed = NULL;
+        sh->nfreed = sh->cap = 0;
+        sh->overflow = 0;
+    }
     struct vt_pnode *pn, *ptmp;
     HASH_ITER(hh, vt_phys_tab, pn, ptmp) {
         HASH_DEL(vt_phys_tab, pn);
@@ -620,17 +751,17 @@ void vt_table_atfork_child(void)
     vt_nuw = 0;
     memset(&vt_c, 0, sizeof vt_c);
     vt_c.max_device = -1;
+    vt_max_device = -1;
+    memset(vt_reserved, 0, sizeof vt_reserved);
+    memset(vt_reserved_peak, 0, sizeof vt_reserved_peak);
     vt_nfailed = 0;
     vt_seq = 0;
-    memset(vt_calls, 0, sizeof vt_calls);
-    memset(vt_failed_calls, 0, sizeof vt_failed_calls);
+    memset(vt_call_stripes, 0, sizeof vt_call_stripes);
     vt_unknown_frees = 0;
-    /* A snapshot under way in the parent is the parent's; the child starts with none. */
+    vt_dropped = 0;
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&vt_snap_mu, &mu, sizeof mu);
     vt_snap_active = 0;
-    vt_snap_freed = NULL;
-    vt_snap_nfreed = vt_snap_cap = 0;
     vt_tid = 0;
-    vt_mutex_unlock(&vt_lock);
+    vt_unlock_all();
 }
