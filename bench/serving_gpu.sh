@@ -10,10 +10,10 @@ ALLOC=$1 ROUNDS=$2
 export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false
 if [ "$ALLOC" = async ]; then
   export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-  CONFS="bare defaults python_off walk_off"
+  CONFS="${CONFS:-bare defaults python_off}"
 else
   unset PYTORCH_CUDA_ALLOC_CONF
-  CONFS="bare defaults defaults_dumped history_off python_off torch_anchor"
+  CONFS="${CONFS:-bare defaults defaults_dumped python_off}"
 fi
 run() { # configuration -> tokens/s
   case $1 in
@@ -27,13 +27,19 @@ run() { # configuration -> tokens/s
     walk_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PY_WALK=0 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
   esac 2>&1 | awk '/^tokens_per_s/ {print $2}'
 }
+# The machine's state with each run, to tell its drift from ours: CPU time stolen by other tenants (the
+# steal column of /proc/stat, in clock ticks) and the GPU's SM clock afterwards.
+steal() { awk '/^cpu / {print $9}' /proc/stat; }
 for r in $(seq "$ROUNDS"); do
   for c in $CONFS; do
+    s0=$(steal)
     v=$(run "$c")
-    echo "round $r $c ${v:-failed}"
+    clk=$(nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits 2>/dev/null | head -1)
+    echo "round $r $c ${v:-failed} steal $(($(steal) - s0)) sm_mhz ${clk:-?}"
   done
 done > /tmp/serving_$ALLOC.txt
 [ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
+sed 's/^/  /' /tmp/serving_$ALLOC.txt
 echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, $ROUNDS rounds, tokens/s and ratio to bare of the same round:"
 for c in $CONFS; do
   line="$c:"; ratios=""
