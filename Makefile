@@ -175,7 +175,13 @@ $(BUILD)/san.env: | check-deps
 SAN_BIN := $(BUILD)/asan/vramtrace $(BUILD)/asan/libvramtrace.so $(BUILD)/tsan/libvramtrace.so $(BUILD)/tsan/vramtrace \
            $(BUILD)/san.env
 
-test: all $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
+# Both compilers must build the code warning-free: the library and the command are checked with clang
+# too (syntax and warnings only: gcc builds what runs).
+$(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(wildcard lib/*.h tools/*.h include/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+	clang $(ALL_CFLAGS) -fsyntax-only $(LIB_SRC) $(TOOL_SRC)
+	@touch $@
+
+test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
 	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU

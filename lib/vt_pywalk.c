@@ -7,7 +7,7 @@
 #include "vt_pylines.h"
 #include "vt_pywalk.h"
 
-#define AT(base, off, type) (*(const type *)((const char *)(base) + (off)))
+#define AT(base, off, type) (*(type const *)((const char *)(base) + (off)))
 #define VT_OB_TYPE 8 /* PyObject: refcount, then type */
 
 static int vt_is(const void *o, const void *type)
