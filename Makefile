@@ -112,7 +112,8 @@ $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/
 # The walk's line-table reader and layouts on their own, for tests/progs/py_lines.py to call with ctypes.
 $(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/vt_pylines.o $(BUILD)/lib/vt_pylayout.o
 	$(CC) -shared -o $@ $^
-$(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/vt_pylayout.o
+$(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/vt_pylayout.o \
+                           $(BUILD)/lib/vt_pywalk.o $(BUILD)/lib/vt_pylines.o
 	$(CC) -o $@ $^ -lpthread
 $(BUILD)/tests/libpy_helpers.so: $(BUILD)/tests/progs/py_helpers.o $(BUILD)/fake/libcudart.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake' -lpthread

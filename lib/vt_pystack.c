@@ -145,7 +145,12 @@ static const struct vt_pycode *vt_pycode_get(const uintptr_t key[2], int (*names
 
 static int vt_walk_names(uintptr_t code, char **file, char **func)
 {
-    return vt_pywalk_names(vt_layout, &vt_types, code, file, func);
+    return vt_pywalk_names(vt_layout, &vt_types, code, file, func, 0);
+}
+
+static int vt_walk_names_careful(uintptr_t code, char **file, char **func)
+{
+    return vt_pywalk_names(vt_layout, &vt_types, code, file, func, 1);
 }
 
 /* Under vt_pys_lock: the frame (code, line), added when new. */
@@ -268,15 +273,16 @@ uint32_t vt_pystack_read(void *tstate)
     return vt_pys_add(key, n, h, codes, lines);
 }
 
-/* A walked stack not seen before: its code objects and lines, read while its thread holds them. */
-static uint32_t vt_walk_add(const uintptr_t *key, int n, uint64_t h)
+/* A walked stack not seen before: its code objects and lines, read while its thread holds them;
+ * careful, the first time (vt_pystack_check). */
+static uint32_t vt_walk_add(const uintptr_t *key, int n, uint64_t h, int careful)
 {
     const struct vt_pycode *codes[VT_PY_DEPTH_MAX];
     int lines[VT_PY_DEPTH_MAX];
     for (int i = 0; i < n; i++) {
         uintptr_t ck[2] = {VT_PYWALK_CODE(key, i), VT_PYWALK_PRINT(key, i)};
-        lines[i] = vt_pywalk_line(vt_layout, &vt_types, key, i);
-        if (!(codes[i] = vt_pycode_get(ck, vt_walk_names)))
+        lines[i] = vt_pywalk_line(vt_layout, &vt_types, key, i, careful);
+        if (!(codes[i] = vt_pycode_get(ck, careful ? vt_walk_names_careful : vt_walk_names)))
             return 0;
     }
     return vt_pys_add(key, n, h, codes, lines);
@@ -286,14 +292,14 @@ uint32_t vt_pystack_walk(void *tstate, int *failed)
 {
     uintptr_t key[2 * VT_PY_DEPTH_MAX];
     uint64_t h;
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h);
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0);
     if (vt_fault_corrupt && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
         n = -1;
     *failed = n < 0;
     if (n <= 0)
         return 0;
     uint32_t id = vt_pys_find(key, n, h);
-    return id ? id : vt_walk_add(key, n, h);
+    return id ? id : vt_walk_add(key, n, h, 0);
 }
 
 const char *vt_pystack_check(void *tstate, uint32_t *id)
@@ -301,19 +307,26 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
     uintptr_t walked[2 * VT_PY_DEPTH_MAX], api[2 * VT_PY_DEPTH_MAX];
     uint64_t h;
     *id = 0;
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h);
+    /* Not trusted yet: every read of this walk goes through the kernel, which cannot crash. */
+    if (!vt_pywalk_can_check())
+        return "the kernel refuses process_vm_readv, by which vramtrace checks its frame walk safely";
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h, 1);
     int m = vt_py_frames(tstate, api, vt_cfg.py_depth);
     if (n < 0)
         return "the frames in memory are not laid out as vramtrace expects";
     if (n != m || vt_fault_mismatch)
         return "the frames in memory are not the ones the interpreter reports";
-    for (int i = 0; i < n; i++) {
-        int line = vt_pywalk_line(vt_layout, &vt_types, walked, i);
-        if (VT_PYWALK_CODE(walked, i) != api[2 * i] || (uintptr_t)(line > 0 ? line : 0) != api[2 * i + 1])
+    for (int i = 0; i < n; i++)
+        if (VT_PYWALK_CODE(walked, i) != api[2 * i])
             return "the frames in memory are not the ones the interpreter reports";
+    /* The code objects are the interpreter's own: now their names and lines can be read. */
+    for (int i = 0; i < n; i++) {
+        int line = vt_pywalk_line(vt_layout, &vt_types, walked, i, 1);
+        if ((uintptr_t)(line > 0 ? line : 0) != api[2 * i + 1])
+            return "the lines vramtrace reads are not the ones the interpreter reports";
     }
     if (n > 0 && !(*id = vt_pys_find(walked, n, h)))
-        *id = vt_walk_add(walked, n, h);
+        *id = vt_walk_add(walked, n, h, 1);
     return NULL;
 }
 

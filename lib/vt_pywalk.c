@@ -1,18 +1,61 @@
 /* The frame walk (vt_pywalk.h). Every pointer read is checked against the type it must have before
  * anything behind it is read, so a layout that does not fit the interpreter ends the walk rather than
- * following garbage. */
+ * following garbage. A careful walk (the one that checks the layout, before it is trusted) reads
+ * nothing directly: the kernel copies each read (process_vm_readv on ourselves), and answers EFAULT for
+ * memory that is not mapped, where a direct read would crash the program. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "vt_pylines.h"
 #include "vt_pywalk.h"
 
-#define AT(base, off, type) (*(type const *)((const char *)(base) + (off)))
 #define VT_OB_TYPE 8 /* PyObject: refcount, then type */
 
-static int vt_is(const void *o, const void *type)
+/* How a walk reads memory: straight, or through the kernel; failed is set by a careful read that
+ * did not succeed (what it read is then zeros). */
+struct vt_rd {
+    int careful, failed;
+};
+
+static void vt_read_careful(struct vt_rd *rd, const void *base, long off, void *out, size_t n)
 {
-    return o && ((uintptr_t)o & 7) == 0 && AT(o, VT_OB_TYPE, const void *) == type;
+    struct iovec local = {out, n}, remote = {(void *)((const char *)base + off), n};
+    if (!base || process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n) {
+        memset(out, 0, n);
+        rd->failed = 1;
+    }
+}
+
+static void vt_read(struct vt_rd *rd, const void *base, long off, void *out, size_t n)
+{
+    if (rd->careful)
+        vt_read_careful(rd, base, off, out, n);
+    else
+        memcpy(out, (const char *)base + off, n);
+}
+
+/* The walk's reads: a plain load unless careful (sizeof is a constant, so memcpy is one move). */
+#define RD(rd, var, base, off)                                                                                  \
+    ((rd)->careful ? vt_read_careful(rd, base, off, &(var), sizeof(var))                                        \
+                   : (void)memcpy(&(var), (const char *)(base) + (off), sizeof(var)))
+
+int vt_pywalk_can_check(void)
+{
+    uint64_t probe = 1, copy = 0;
+    struct vt_rd rd = {1, 0};
+    vt_read(&rd, &probe, 0, &copy, sizeof copy);
+    return !rd.failed && copy == 1;
+}
+
+static int vt_is(struct vt_rd *rd, const void *o, const void *type)
+{
+    if (!o || ((uintptr_t)o & 7))
+        return 0;
+    const void *t;
+    RD(rd, t, o, VT_OB_TYPE);
+    return t == type;
 }
 
 /* One multiply a word: the hash only picks a shard and a bucket, and keys are compared whole. */
@@ -37,26 +80,39 @@ uint64_t vt_pywalk_hash(const uintptr_t *key, int n)
     return vt_final(vt_mix(0, (uint64_t)n) ^ h);
 }
 
+/* The frame before f. */
+static const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, const void *f)
+{
+    const void *b;
+    RD(rd, b, f, l->frame_back);
+    return b;
+}
+
 /* The first frame at or below f that the interpreter would report: not a shim on the C stack, not one
  * still being set up (as _PyFrame_IsIncomplete decides). */
-static const void *vt_complete(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *f, int *bad)
+static const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *f,
+                               int *bad)
 {
     if (l->frame_owner < 0)
         return f;
-    for (; f; f = AT(f, l->frame_back, const void *)) {
-        char owner = AT(f, l->frame_owner, char);
+    for (; f && !rd->failed; f = vt_back(rd, l, f)) {
+        char owner;
+        const void *code;
+        RD(rd, owner, f, l->frame_owner);
         if (owner == VT_OWNED_BY_CSTACK && l->minor >= 13)
             continue;
-        const void *code = AT(f, l->frame_code, const void *);
-        if (!vt_is(code, t->code)) {
+        RD(rd, code, f, l->frame_code);
+        if (!vt_is(rd, code, t->code)) {
             if (owner == VT_OWNED_BY_CSTACK)
                 continue;
             *bad = 1;
             return NULL;
         }
+        int traceable;
+        const char *instr;
+        RD(rd, traceable, code, l->code_firsttraceable);
+        RD(rd, instr, f, l->frame_instr);
         const char *first = (const char *)code + l->code_adaptive;
-        int traceable = AT(code, l->code_firsttraceable, int);
-        const char *instr = AT(f, l->frame_instr, const char *);
         if (owner == VT_OWNED_BY_GENERATOR || instr >= first + 2 * (long)traceable)
             return f;
     }
@@ -64,43 +120,56 @@ static const void *vt_complete(const struct vt_pylayout *l, const struct vt_pyty
 }
 
 int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
-              uint64_t *hash)
+              uint64_t *hash, int careful)
 {
+    struct vt_rd rd = {careful, 0};
     const void *f;
     if (l->ts_cframe >= 0) {
-        const void *cframe = AT(tstate, l->ts_cframe, const void *);
-        f = cframe ? AT(cframe, l->cframe_current, const void *) : NULL;
+        const void *cframe;
+        RD(&rd, cframe, tstate, l->ts_cframe);
+        f = NULL;
+        if (cframe)
+            RD(&rd, f, cframe, l->cframe_current);
     } else {
-        f = AT(tstate, l->ts_frame, const void *);
+        RD(&rd, f, tstate, l->ts_frame);
     }
     int n = 0, bad = 0;
     uint64_t h = 0;
-    for (f = vt_complete(l, t, f, &bad); f && n < max; f = vt_complete(l, t, AT(f, l->frame_back, const void *), &bad)) {
-        const void *code = AT(f, l->frame_code, const void *);
-        if (!vt_is(code, t->code))
+    for (f = vt_complete(&rd, l, t, f, &bad); f && n < max && !rd.failed;
+         f = vt_complete(&rd, l, t, vt_back(&rd, l, f), &bad)) {
+        const void *code;
+        RD(&rd, code, f, l->frame_code);
+        if (!vt_is(&rd, code, t->code))
             return -1;
         int addr;
         switch (l->instr) {
         case VT_INSTR_LASTI_BYTES:
-            addr = AT(f, l->frame_instr, int);
+            RD(&rd, addr, f, l->frame_instr);
             break;
         case VT_INSTR_LASTI_UNITS:
-            addr = AT(f, l->frame_instr, int);
+            RD(&rd, addr, f, l->frame_instr);
             addr = addr < 0 ? -1 : 2 * addr;
             break;
-        default:
-            addr = (int)(AT(f, l->frame_instr, const char *) - ((const char *)code + l->code_adaptive));
+        default: {
+            const char *instr;
+            RD(&rd, instr, f, l->frame_instr);
+            addr = (int)(instr - ((const char *)code + l->code_adaptive));
             break;
         }
-        uint64_t print = (AT(code, l->code_filename, uintptr_t) ^ AT(code, l->code_name, uintptr_t) << 1 ^
-                          AT(code, l->code_linetable, uintptr_t) << 2 ^ (uint64_t)(uint32_t)AT(code, l->code_firstlineno, int))
-                         * 0x9e3779b97f4a7c15ull;
+        }
+        uintptr_t file, name, table;
+        int firstline;
+        RD(&rd, file, code, l->code_filename);
+        RD(&rd, name, code, l->code_name);
+        RD(&rd, table, code, l->code_linetable);
+        RD(&rd, firstline, code, l->code_firstlineno);
+        uint64_t print = (file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull;
         key[2 * n] = (uintptr_t)code;
         key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)((uint32_t)(print >> 32) | 0x80000000u) << 32);
         h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
         n++;
     }
-    if (bad)
+    if (bad || rd.failed)
         return -1;
     *hash = vt_final(vt_mix(0, (uint64_t)n) ^ h);
     return n;
@@ -128,34 +197,49 @@ static void vt_put_utf8(char **p, uint32_t c)
 }
 
 /* A compact str object's text as UTF-8, malloc'd; NULL when it is none (or a legacy string). */
-static char *vt_text(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *s)
+static char *vt_text(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *s)
 {
-    if (!vt_is(s, t->unicode))
+    if (!vt_is(rd, s, t->unicode))
         return NULL;
-    unsigned state = AT(s, l->unicode_state, unsigned);
+    unsigned state;
+    long len;
+    RD(rd, state, s, l->unicode_state);
+    RD(rd, len, s, l->unicode_length);
     unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
-    long len = AT(s, l->unicode_length, long);
-    if (!compact || len < 0 || len > (1 << 20) || (kind != 1 && kind != 2 && kind != 4))
+    if (rd->failed || !compact || len < 0 || len > (1 << 20) || (kind != 1 && kind != 2 && kind != 4))
         return NULL;
-    const unsigned char *data = (const unsigned char *)s + (ascii ? l->ascii_size : l->compact_size);
+    unsigned char *data = malloc((size_t)len * kind + 1);
     char *out = malloc((size_t)len * 4 + 1), *p = out;
-    if (!out)
+    if (data)
+        vt_read(rd, s, ascii ? l->ascii_size : l->compact_size, data, (size_t)len * kind);
+    if (!data || !out || rd->failed) {
+        free(data);
+        free(out);
         return NULL;
+    }
     for (long i = 0; i < len; i++) {
         uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
         vt_put_utf8(&p, c);
     }
     *p = 0;
+    free(data);
     return out;
 }
 
-int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func)
+int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func,
+                    int careful)
 {
-    *file = vt_text(l, t, AT(code, l->code_filename, const void *));
-    *func = l->code_qualname >= 0 ? vt_text(l, t, AT(code, l->code_qualname, const void *)) : NULL;
+    struct vt_rd rd = {careful, 0};
+    const void *f, *q = NULL, *nm;
+    RD(&rd, f, (const void *)code, l->code_filename);
+    if (l->code_qualname >= 0)
+        RD(&rd, q, (const void *)code, l->code_qualname);
+    RD(&rd, nm, (const void *)code, l->code_name);
+    *file = vt_text(&rd, l, t, f);
+    *func = q ? vt_text(&rd, l, t, q) : NULL;
     if (!*func)
-        *func = vt_text(l, t, AT(code, l->code_name, const void *));
-    if (*file && *func)
+        *func = vt_text(&rd, l, t, nm);
+    if (*file && *func && !rd.failed)
         return 0;
     free(*file);
     free(*func);
@@ -163,15 +247,28 @@ int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uin
     return -1;
 }
 
-int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i)
+int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i, int careful)
 {
-    const void *code = (const void *)VT_PYWALK_CODE(key, i);
-    const void *table = AT(code, l->code_linetable, const void *);
-    if (!vt_is(table, t->bytes))
+    struct vt_rd rd = {careful, 0};
+    const void *code = (const void *)VT_PYWALK_CODE(key, i), *table;
+    int firstline;
+    long len;
+    RD(&rd, table, code, l->code_linetable);
+    RD(&rd, firstline, code, l->code_firstlineno);
+    if (!vt_is(&rd, table, t->bytes))
         return -1;
-    long len = AT(table, l->bytes_size, long);
-    if (len < 0)
+    RD(&rd, len, table, l->bytes_size);
+    if (rd.failed || len < 0 || len > (64 << 20))
         return -1;
-    return vt_pylines_line(l->lines, (const unsigned char *)table + l->bytes_data, (size_t)len,
-                           AT(code, l->code_firstlineno, int), VT_PYWALK_ADDR(key, i));
+    const unsigned char *bytes = (const unsigned char *)table + l->bytes_data;
+    unsigned char *copy = NULL;
+    if (careful) {
+        if (!(copy = malloc((size_t)len + 1)))
+            return -1;
+        vt_read(&rd, table, l->bytes_data, copy, (size_t)len);
+        bytes = copy;
+    }
+    int line = rd.failed ? -1 : vt_pylines_line(l->lines, bytes, (size_t)len, firstline, VT_PYWALK_ADDR(key, i));
+    free(copy);
+    return line;
 }

@@ -23,19 +23,25 @@ struct vt_pytypes {
 #define VT_PYWALK_ADDR(key, i) ((int32_t)(uint32_t)(key)[2 * (i) + 1])
 #define VT_PYWALK_PRINT(key, i) ((uint32_t)((key)[2 * (i) + 1] >> 32))
 
+/* careful: every read goes through the kernel (process_vm_readv), so memory that is not mapped fails
+ * the walk instead of crashing the program: for the walk that checks a layout before it is trusted.
+ * 1 when careful reads work here (a seccomp filter may refuse the call). */
+int vt_pywalk_can_check(void);
+
 /* The frames of tstate's thread, innermost first, into key (at most max frames); *hash gets a hash of
  * the key. Returns the number of frames, or -1 when something read is not what the layout says (the
  * walk is then not to be trusted again). */
 int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
-              uint64_t *hash);
+              uint64_t *hash, int careful);
 
 /* The file and function (qualified from 3.11) of a code object seen in a walk, malloc'd UTF-8; -1
  * when either is not a string we can read (or out of memory). The code object must be alive: call it
  * from the walking thread, before it returns to Python. */
-int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func);
+int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func,
+                    int careful);
 
 /* The line of frame i of key (code alive, as above); -1 when it has none. */
-int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i);
+int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i, int careful);
 
 /* The hash vt_pywalk gives a key of n frames, for keys made another way. */
 uint64_t vt_pywalk_hash(const uintptr_t *key, int n);

@@ -10,6 +10,7 @@
 
 #include "harness.h"
 #include "vt_pylayout.h"
+#include "vt_pywalk.h"
 
 struct interp {
     char python[256], include[256], tag[32];
@@ -133,5 +134,27 @@ int main(void)
     const char *why = vt_pylayout_check_published(l13, zero);
     ok(why && strstr(why, "publishes no frame offsets"), "memory without the cookie: not taken for published offsets");
     ok(vt_pylayout_for(8) == NULL && vt_pylayout_for(14) == NULL, "no layout for 3.8 or 3.14: those are not walked");
+
+    /* The careful walk, which checks a layout before it is trusted, on memory that is no thread state:
+     * pointers into nowhere and unmapped addresses fail the walk, never the program. */
+    ok(vt_pywalk_can_check(), "careful reads (process_vm_readv on ourselves) work here");
+    static const struct vt_pytypes types = {(const void *)0x1000, (const void *)0x2000, (const void *)0x3000};
+    uintptr_t garbage[64], key[2 * 32];
+    unsigned seed = 7;
+    for (int i = 0; i < 64; i++)
+        garbage[i] = (uintptr_t)rand_r(&seed) << 24 | 0x10; /* aligned, almost surely unmapped */
+    int failed = 0;
+    for (int minor = 9; minor <= 13; minor++) {
+        uint64_t h;
+        const struct vt_pylayout *l = vt_pylayout_for(minor);
+        failed += vt_pywalk(l, &types, garbage, key, 32, &h, 1) < 0;
+        failed += vt_pywalk(l, &types, (const void *)0x1000, key, 32, &h, 1) < 0;
+        char *file, *func;
+        failed += vt_pywalk_names(l, &types, (uintptr_t)garbage, &file, &func, 1) < 0;
+        key[0] = (uintptr_t)garbage;
+        key[1] = 0;
+        failed += vt_pywalk_line(l, &types, key, 0, 1) < 0;
+    }
+    is_u64((uint64_t)failed, 20, "3.9 to 3.13: a careful walk, names and line over garbage fail, 20 of 20, no crash");
     return tap_done();
 }
