@@ -49,7 +49,11 @@ int vt_pywalk_can_check(void)
     return !rd.failed && copy == 1;
 }
 
-static int vt_is(struct vt_rd *rd, const void *o, const void *type)
+/* The walk's helpers are inlined into two copies of it, careful and not, so that the plain one is a
+ * chain of loads with no test of how to read. */
+#define VT_INLINE static inline __attribute__((always_inline))
+
+VT_INLINE int vt_is(struct vt_rd *rd, const void *o, const void *type)
 {
     if (!o || ((uintptr_t)o & 7))
         return 0;
@@ -81,7 +85,7 @@ uint64_t vt_pywalk_hash(const uintptr_t *key, int n)
 }
 
 /* The frame before f. */
-static const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, const void *f)
+VT_INLINE const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, const void *f)
 {
     const void *b;
     RD(rd, b, f, l->frame_back);
@@ -89,38 +93,39 @@ static const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, const 
 }
 
 /* The first frame at or below f that the interpreter would report: not a shim on the C stack, not one
- * still being set up (as _PyFrame_IsIncomplete decides). */
-static const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *f,
-                               int *bad)
+ * still being set up (as _PyFrame_IsIncomplete decides). From 3.11, *code and *instr get what was read
+ * to decide (a code object already checked); before, there is nothing to skip and *code is NULL. */
+VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t,
+                                  const void *f, int *bad, const void **code, const char **instr)
 {
+    *code = NULL;
     if (l->frame_owner < 0)
         return f;
     for (; f && !rd->failed; f = vt_back(rd, l, f)) {
         char owner;
-        const void *code;
         RD(rd, owner, f, l->frame_owner);
         if (owner == VT_OWNED_BY_CSTACK && l->minor >= 13)
             continue;
-        RD(rd, code, f, l->frame_code);
-        if (!vt_is(rd, code, t->code)) {
+        RD(rd, *code, f, l->frame_code);
+        if (!vt_is(rd, *code, t->code)) {
             if (owner == VT_OWNED_BY_CSTACK)
                 continue;
             *bad = 1;
             return NULL;
         }
         int traceable;
-        const char *instr;
-        RD(rd, traceable, code, l->code_firsttraceable);
-        RD(rd, instr, f, l->frame_instr);
-        const char *first = (const char *)code + l->code_adaptive;
-        if (owner == VT_OWNED_BY_GENERATOR || instr >= first + 2 * (long)traceable)
+        RD(rd, traceable, *code, l->code_firsttraceable);
+        RD(rd, *instr, f, l->frame_instr);
+        const char *first = (const char *)*code + l->code_adaptive;
+        if (owner == VT_OWNED_BY_GENERATOR || *instr >= first + 2 * (long)traceable)
             return f;
     }
+    *code = NULL;
     return NULL;
 }
 
-int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
-              uint64_t *hash, int careful)
+VT_INLINE int vt_walk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
+                      uint64_t *hash, int careful)
 {
     struct vt_rd rd = {careful, 0};
     const void *f;
@@ -135,12 +140,15 @@ int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const voi
     }
     int n = 0, bad = 0;
     uint64_t h = 0;
-    for (f = vt_complete(&rd, l, t, f, &bad); f && n < max && !rd.failed;
-         f = vt_complete(&rd, l, t, vt_back(&rd, l, f), &bad)) {
-        const void *code;
-        RD(&rd, code, f, l->frame_code);
-        if (!vt_is(&rd, code, t->code))
-            return -1;
+    const void *code;
+    const char *instr = NULL;
+    for (f = vt_complete(&rd, l, t, f, &bad, &code, &instr); f && n < max && !rd.failed;
+         f = vt_complete(&rd, l, t, vt_back(&rd, l, f), &bad, &code, &instr)) {
+        if (!code) { /* 3.9, 3.10: read and checked here */
+            RD(&rd, code, f, l->frame_code);
+            if (!vt_is(&rd, code, t->code))
+                return -1;
+        }
         int addr;
         switch (l->instr) {
         case VT_INSTR_LASTI_BYTES:
@@ -150,12 +158,9 @@ int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const voi
             RD(&rd, addr, f, l->frame_instr);
             addr = addr < 0 ? -1 : 2 * addr;
             break;
-        default: {
-            const char *instr;
-            RD(&rd, instr, f, l->frame_instr);
+        default:
             addr = (int)(instr - ((const char *)code + l->code_adaptive));
             break;
-        }
         }
         uintptr_t file, name, table;
         int firstline;
@@ -173,6 +178,12 @@ int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const voi
         return -1;
     *hash = vt_final(vt_mix(0, (uint64_t)n) ^ h);
     return n;
+}
+
+int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
+              uint64_t *hash, int careful)
+{
+    return careful ? vt_walk(l, t, tstate, key, max, hash, 1) : vt_walk(l, t, tstate, key, max, hash, 0);
 }
 
 static void vt_put_utf8(char **p, uint32_t c)
