@@ -309,7 +309,7 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
     *id = 0;
     /* Not trusted yet: every read of this walk goes through the kernel, which cannot crash. */
     if (!vt_pywalk_can_check())
-        return "the kernel refuses process_vm_readv, by which vramtrace checks its frame walk safely";
+        return "no pipe could be opened, through which vramtrace checks its frame walk safely";
     int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h, 1);
     int m = vt_py_frames(tstate, api, vt_cfg.py_depth);
     if (n < 0)

@@ -1,11 +1,14 @@
 /* The frame walk (vt_pywalk.h). Every pointer read is checked against the type it must have before
  * anything behind it is read, so a layout that does not fit the interpreter ends the walk rather than
  * following garbage. A careful walk (the one that checks the layout, before it is trusted) reads
- * nothing directly: the kernel copies each read (process_vm_readv on ourselves), and answers EFAULT for
- * memory that is not mapped, where a direct read would crash the program. */
+ * nothing directly: each read is written into a pipe of its own and read back, and the kernel answers
+ * EFAULT for memory that is not mapped, where a direct read would crash the program. A pipe, not
+ * process_vm_readv: a seccomp filter may kill a process for a system call it does not allow, and no
+ * filter forbids write and read. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "vt_pylines.h"
@@ -14,17 +17,58 @@
 #define VT_OB_TYPE 8 /* PyObject: refcount, then type */
 
 /* How a walk reads memory: straight, or through the kernel; failed is set by a careful read that
- * did not succeed (what it read is then zeros). */
+ * did not succeed (what it read is then zeros). A careful one opens its pipe at its first read. */
 struct vt_rd {
-    int careful, failed;
+    int careful, failed, open;
+    int fd[2];
 };
 
 static void vt_read_careful(struct vt_rd *rd, const void *base, long off, void *out, size_t n)
 {
-    struct iovec local = {out, n}, remote = {(void *)((const char *)base + off), n};
-    if (!base || process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)n) {
-        memset(out, 0, n);
+    int saved = errno;
+    const char *p = (const char *)base + off;
+    char *o = out;
+    if (!rd->open && !rd->failed) {
+        if (pipe2(rd->fd, O_CLOEXEC) == 0)
+            rd->open = 1;
+        else
+            rd->failed = 1;
+    }
+    while (n && base && rd->open && !rd->failed) {
+        ssize_t w;
+        do
+            w = write(rd->fd[1], p, n < 4096 ? n : 4096); /* a pipe holds 4096 bytes at the least */
+        while (w < 0 && errno == EINTR);
+        if (w <= 0)
+            break;
+        ssize_t got = 0;
+        while (got < w) {
+            ssize_t r = read(rd->fd[0], o + got, (size_t)(w - got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            got += r;
+        }
+        if (got != w)
+            break;
+        p += w;
+        o += w;
+        n -= (size_t)w;
+    }
+    if (n) {
+        memset(o, 0, n);
         rd->failed = 1;
+    }
+    errno = saved;
+}
+
+static void vt_rd_done(struct vt_rd *rd)
+{
+    if (rd->open) {
+        close(rd->fd[0]);
+        close(rd->fd[1]);
+        rd->open = 0;
     }
 }
 
@@ -44,8 +88,9 @@ static void vt_read(struct vt_rd *rd, const void *base, long off, void *out, siz
 int vt_pywalk_can_check(void)
 {
     uint64_t probe = 1, copy = 0;
-    struct vt_rd rd = {1, 0};
+    struct vt_rd rd = {.careful = 1};
     vt_read(&rd, &probe, 0, &copy, sizeof copy);
+    vt_rd_done(&rd);
     return !rd.failed && copy == 1;
 }
 
@@ -124,10 +169,11 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
     return NULL;
 }
 
-VT_INLINE int vt_walk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
-                      uint64_t *hash, int careful)
+/* The frames into key (vt_pywalk); rd says how to read, and the caller closes it. */
+VT_INLINE int vt_walk(struct vt_rd *rd_, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate,
+                      uintptr_t *key, int max, uint64_t *hash)
 {
-    struct vt_rd rd = {careful, 0};
+#define rd (*rd_)
     const void *f;
     if (l->ts_cframe >= 0) {
         const void *cframe;
@@ -146,8 +192,10 @@ VT_INLINE int vt_walk(const struct vt_pylayout *l, const struct vt_pytypes *t, c
          f = vt_complete(&rd, l, t, vt_back(&rd, l, f), &bad, &code, &instr)) {
         if (!code) { /* 3.9, 3.10: read and checked here */
             RD(&rd, code, f, l->frame_code);
-            if (!vt_is(&rd, code, t->code))
-                return -1;
+            if (!vt_is(&rd, code, t->code)) {
+                bad = 1;
+                break;
+            }
         }
         int addr;
         switch (l->instr) {
@@ -178,12 +226,20 @@ VT_INLINE int vt_walk(const struct vt_pylayout *l, const struct vt_pytypes *t, c
         return -1;
     *hash = vt_final(vt_mix(0, (uint64_t)n) ^ h);
     return n;
+#undef rd
 }
 
 int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
               uint64_t *hash, int careful)
 {
-    return careful ? vt_walk(l, t, tstate, key, max, hash, 1) : vt_walk(l, t, tstate, key, max, hash, 0);
+    if (!careful) {
+        struct vt_rd plain = {.careful = 0};
+        return vt_walk(&plain, l, t, tstate, key, max, hash);
+    }
+    struct vt_rd rd = {.careful = 1};
+    int n = vt_walk(&rd, l, t, tstate, key, max, hash);
+    vt_rd_done(&rd);
+    return n;
 }
 
 static void vt_put_utf8(char **p, uint32_t c)
@@ -240,7 +296,7 @@ static char *vt_text(struct vt_rd *rd, const struct vt_pylayout *l, const struct
 int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func,
                     int careful)
 {
-    struct vt_rd rd = {careful, 0};
+    struct vt_rd rd = {.careful = careful};
     const void *f, *q = NULL, *nm;
     RD(&rd, f, (const void *)code, l->code_filename);
     if (l->code_qualname >= 0)
@@ -250,6 +306,7 @@ int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uin
     *func = q ? vt_text(&rd, l, t, q) : NULL;
     if (!*func)
         *func = vt_text(&rd, l, t, nm);
+    vt_rd_done(&rd);
     if (*file && *func && !rd.failed)
         return 0;
     free(*file);
@@ -260,26 +317,24 @@ int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uin
 
 int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i, int careful)
 {
-    struct vt_rd rd = {careful, 0};
+    struct vt_rd rd = {.careful = careful};
     const void *code = (const void *)VT_PYWALK_CODE(key, i), *table;
-    int firstline;
-    long len;
+    int firstline, line = -1;
+    long len = -1;
+    unsigned char *copy = NULL;
     RD(&rd, table, code, l->code_linetable);
     RD(&rd, firstline, code, l->code_firstlineno);
-    if (!vt_is(&rd, table, t->bytes))
-        return -1;
-    RD(&rd, len, table, l->bytes_size);
-    if (rd.failed || len < 0 || len > (64 << 20))
-        return -1;
-    const unsigned char *bytes = (const unsigned char *)table + l->bytes_data;
-    unsigned char *copy = NULL;
-    if (careful) {
-        if (!(copy = malloc((size_t)len + 1)))
-            return -1;
-        vt_read(&rd, table, l->bytes_data, copy, (size_t)len);
-        bytes = copy;
+    if (vt_is(&rd, table, t->bytes))
+        RD(&rd, len, table, l->bytes_size);
+    if (!rd.failed && len >= 0 && len <= (64 << 20)) {
+        const unsigned char *bytes = (const unsigned char *)table + l->bytes_data;
+        if (careful && (copy = malloc((size_t)len + 1)))
+            vt_read(&rd, table, l->bytes_data, copy, (size_t)len);
+        if (!careful || copy)
+            line = rd.failed ? -1 : vt_pylines_line(l->lines, copy ? copy : bytes, (size_t)len, firstline,
+                                                   VT_PYWALK_ADDR(key, i));
     }
-    int line = rd.failed ? -1 : vt_pylines_line(l->lines, bytes, (size_t)len, firstline, VT_PYWALK_ADDR(key, i));
     free(copy);
+    vt_rd_done(&rd);
     return line;
 }

@@ -23,9 +23,9 @@ struct vt_pytypes {
 #define VT_PYWALK_ADDR(key, i) ((int32_t)(uint32_t)(key)[2 * (i) + 1])
 #define VT_PYWALK_PRINT(key, i) ((uint32_t)((key)[2 * (i) + 1] >> 32))
 
-/* careful: every read goes through the kernel (process_vm_readv), so memory that is not mapped fails
- * the walk instead of crashing the program: for the walk that checks a layout before it is trusted.
- * 1 when careful reads work here (a seccomp filter may refuse the call). */
+/* careful: every read goes through the kernel (written into a pipe and read back), so memory that is
+ * not mapped fails the walk instead of crashing the program: for the walk that checks a layout before
+ * it is trusted. 1 when careful reads work here (they need a pipe: two descriptors, for the check). */
 int vt_pywalk_can_check(void);
 
 /* The frames of tstate's thread, innermost first, into key (at most max frames); *hash gets a hash of

@@ -137,7 +137,7 @@ int main(void)
 
     /* The careful walk, which checks a layout before it is trusted, on memory that is no thread state:
      * pointers into nowhere and unmapped addresses fail the walk, never the program. */
-    ok(vt_pywalk_can_check(), "careful reads (process_vm_readv on ourselves) work here");
+    ok(vt_pywalk_can_check(), "careful reads (through a pipe) work here");
     static const struct vt_pytypes types = {(const void *)0x1000, (const void *)0x2000, (const void *)0x3000};
     uintptr_t garbage[64], key[2 * 32];
     unsigned seed = 7;
