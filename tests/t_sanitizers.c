@@ -115,6 +115,31 @@ static void run_library(int s)
     }
 }
 
+/* Python frames read by the allocating thread (the walk, its careful first check, the names and lines
+ * it copies) under ASan and UBSan: the shapes of tests/progs/py_sites.py on the system python, every
+ * allocation's frames walked. ASan only: its threads exit (above). */
+static void run_python(void)
+{
+    char script[1200], runtime[1200], helper[1200], preload[2600];
+    snprintf(script, sizeof script, "%s/../tests/progs/py_sites.py", build_dir());
+    snprintf(runtime, sizeof runtime, "%s/fake/libcudart.so.13", build_dir());
+    snprintf(helper, sizeof helper, "%s/tests/libpy_helpers.so", build_dir());
+    snprintf(preload, sizeof preload, "LD_PRELOAD=%s:%s/asan/libvramtrace.so", rt[0], build_dir());
+    const char *args[] = {script, runtime, helper, "shapes", NULL};
+    const char *env[] = {preload, "ASAN_OPTIONS=detect_leaks=0", NULL};
+    struct run r;
+    struct vt_dumpfile d[4];
+    run_prog(&r, "/usr/bin/python3", args, env, 0);
+    size_t got = load_dumps(&r, d, 4);
+    uint64_t walked = got ? vt_df_counter(&d[0], "py_walked") : 0;
+    if (!ok(r.status == 0 && clean(&r) && got >= 1 && walked == 10,
+            "asan library: python py_sites.py shapes: status %d, %zu dumps, %llu of 10 allocations walked, no report",
+            r.status, got, (unsigned long long)walked))
+        fprintf(stderr, "t_sanitizers: python shapes under asan:\nstdout:\n%s\nstderr:\n%s\n", r.out, r.err);
+    free_dumps(d, got);
+    run_free(&r);
+}
+
 static void run_command(int s)
 {
     struct run g, r;
@@ -154,6 +179,8 @@ int main(void)
             continue;
         }
         run_library(s);
+        if (s == 0)
+            run_python();
         run_command(s);
     }
     return tap_done();
