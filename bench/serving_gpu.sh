@@ -1,12 +1,13 @@
 #!/bin/sh
 # On the GPU machine (build/ carried over): the launch-bound serving loop (bench/gpt2_decode.py) bare and
-# under the library in several configurations, processes pinned to four cores, interleaved rounds;
+# under the library in several configurations, processes pinned to four cores (CPUS), interleaved rounds;
 # prints each configuration's per-round tokens/s and its ratio to bare in the same round, and the median
 # ratio. Then the Python call sites' counters of one run.
-#   serving_gpu.sh default|async ROUNDS
+#   serving_gpu.sh default|async ROUNDS       (CPUS=4-7 by default: four cores, not the first ones,
+#                                               which serve the machine's own interrupts and agents)
 set -u
 B=$PWD/build
-ALLOC=$1 ROUNDS=$2
+ALLOC=$1 ROUNDS=$2 CPUS=${CPUS:-4-7}
 export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false
 if [ "$ALLOC" = async ]; then
   export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
@@ -17,14 +18,14 @@ else
 fi
 run() { # configuration -> tokens/s
   case $1 in
-    bare) env taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
-    torch_anchor) env BENCH_TORCH_HISTORY=1 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
-    defaults) env LD_PRELOAD=$B/libvramtrace.so taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
-    defaults_dumped) env LD_PRELOAD=$B/libvramtrace.so taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 dump ;;
-    history_always) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=always taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
-    history_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
-    python_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PYTHON=0 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
-    walk_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PY_WALK=0 taskset -c 0-3 python3 bench/gpt2_decode.py 6 3 ;;
+    bare) env taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
+    torch_anchor) env BENCH_TORCH_HISTORY=1 taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
+    defaults) env LD_PRELOAD=$B/libvramtrace.so taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
+    defaults_dumped) env LD_PRELOAD=$B/libvramtrace.so taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 dump ;;
+    history_always) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=always taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
+    history_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
+    python_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PYTHON=0 taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
+    walk_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PY_WALK=0 taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
   esac 2>&1 | awk '/^tokens_per_s/ {print $2}'
 }
 # The machine's state with each run, to tell its drift from ours: CPU time stolen by other tenants (the
@@ -53,6 +54,6 @@ for c in $CONFS; do
   echo "  $line; median ratio $med"
 done
 # The Python call sites of one run with the defaults and a dump.
-LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c 0-3 python3 bench/gpt2_decode.py 1 1 dump > /tmp/one.txt 2>&1
+LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c $CPUS python3 bench/gpt2_decode.py 1 1 dump > /tmp/one.txt 2>&1
 d=$(awk '/^dump/ {print $2}' /tmp/one.txt)
 echo "one run's dump ($d): $(grep -E '^counter ' "$d" 2>/dev/null | tr '\n' ' ')"
