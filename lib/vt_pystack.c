@@ -2,7 +2,8 @@
  *
  * The walk (vt_pywalk.h), on the allocating thread, with or without the GIL. A stack's key is its
  * frames' (code object, instruction offset and fingerprint) words: a stack seen before costs the walk
- * and one look-up in one of 16 shards, chosen by the key's hash, each with its own lock. A new stack
+ * and one look-up, in the thread's own cache of recent stacks (no lock) or else in one of 16 shards,
+ * chosen by the key's hash, each with its own lock. A new stack
  * resolves the names of each code object not seen before and the line of each frame from the
  * interpreter's memory, while its thread still holds those frames alive; nothing is kept of the
  * interpreter's objects but copies, so nothing needs a reference.

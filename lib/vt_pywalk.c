@@ -121,12 +121,18 @@ static uint64_t vt_final(uint64_t h)
     return h ^ (h >> 33);
 }
 
+/* A key's hash: every word through vt_mix, then its length; vt_walk makes the same as it reads. */
+static uint64_t vt_hash_end(uint64_t h, int n)
+{
+    return vt_final(vt_mix(0, (uint64_t)n) ^ h);
+}
+
 uint64_t vt_pywalk_hash(const uintptr_t *key, int n)
 {
     uint64_t h = 0;
     for (int i = 0; i < 2 * n; i++)
         h = vt_mix(h, key[i]);
-    return vt_final(vt_mix(0, (uint64_t)n) ^ h);
+    return vt_hash_end(h, n);
 }
 
 /* The frame before f. */
@@ -170,29 +176,28 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
 }
 
 /* The frames into key (vt_pywalk); rd says how to read, and the caller closes it. */
-VT_INLINE int vt_walk(struct vt_rd *rd_, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate,
+VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate,
                       uintptr_t *key, int max, uint64_t *hash)
 {
-#define rd (*rd_)
     const void *f;
     if (l->ts_cframe >= 0) {
         const void *cframe;
-        RD(&rd, cframe, tstate, l->ts_cframe);
+        RD(rd, cframe, tstate, l->ts_cframe);
         f = NULL;
         if (cframe)
-            RD(&rd, f, cframe, l->cframe_current);
+            RD(rd, f, cframe, l->cframe_current);
     } else {
-        RD(&rd, f, tstate, l->ts_frame);
+        RD(rd, f, tstate, l->ts_frame);
     }
     int n = 0, bad = 0;
     uint64_t h = 0;
     const void *code;
     const char *instr = NULL;
-    for (f = vt_complete(&rd, l, t, f, &bad, &code, &instr); f && n < max && !rd.failed;
-         f = vt_complete(&rd, l, t, vt_back(&rd, l, f), &bad, &code, &instr)) {
+    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr); f && n < max && !rd->failed;
+         f = vt_complete(rd, l, t, vt_back(rd, l, f), &bad, &code, &instr)) {
         if (!code) { /* 3.9, 3.10: read and checked here */
-            RD(&rd, code, f, l->frame_code);
-            if (!vt_is(&rd, code, t->code)) {
+            RD(rd, code, f, l->frame_code);
+            if (!vt_is(rd, code, t->code)) {
                 bad = 1;
                 break;
             }
@@ -200,10 +205,10 @@ VT_INLINE int vt_walk(struct vt_rd *rd_, const struct vt_pylayout *l, const stru
         int addr;
         switch (l->instr) {
         case VT_INSTR_LASTI_BYTES:
-            RD(&rd, addr, f, l->frame_instr);
+            RD(rd, addr, f, l->frame_instr);
             break;
         case VT_INSTR_LASTI_UNITS:
-            RD(&rd, addr, f, l->frame_instr);
+            RD(rd, addr, f, l->frame_instr);
             addr = addr < 0 ? -1 : 2 * addr;
             break;
         default:
@@ -212,21 +217,20 @@ VT_INLINE int vt_walk(struct vt_rd *rd_, const struct vt_pylayout *l, const stru
         }
         uintptr_t file, name, table;
         int firstline;
-        RD(&rd, file, code, l->code_filename);
-        RD(&rd, name, code, l->code_name);
-        RD(&rd, table, code, l->code_linetable);
-        RD(&rd, firstline, code, l->code_firstlineno);
+        RD(rd, file, code, l->code_filename);
+        RD(rd, name, code, l->code_name);
+        RD(rd, table, code, l->code_linetable);
+        RD(rd, firstline, code, l->code_firstlineno);
         uint64_t print = (file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull;
         key[2 * n] = (uintptr_t)code;
         key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)((uint32_t)(print >> 32) | 0x80000000u) << 32);
         h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
         n++;
     }
-    if (bad || rd.failed)
+    if (bad || rd->failed)
         return -1;
-    *hash = vt_final(vt_mix(0, (uint64_t)n) ^ h);
+    *hash = vt_hash_end(h, n);
     return n;
-#undef rd
 }
 
 int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,

@@ -1,5 +1,6 @@
 /* The live allocation table: every tracked allocation keyed by address (and address space),
- * VMM physical handles keyed by handle, explicit pools, and the counters, all under one lock. */
+ * VMM physical handles keyed by handle, explicit pools, and the counters; entries in 16 shards by
+ * address, each under a lock of its own, the rest under one more (lib/vt_table.c). */
 #ifndef VT_TABLE_H
 #define VT_TABLE_H
 
@@ -108,11 +109,11 @@ struct vt_counters {
     uint64_t reserved[VT_MAX_DEVICES], reserved_peak[VT_MAX_DEVICES];
     int32_t max_device; /* highest device ordinal seen, -1 for none */
     uint64_t unknown_frees, unwatched_lookups, dropped, replaced, oom_events;
-    uint64_t snap_hold_ns; /* the longest the table's lock was held in one go by this snapshot */
+    uint64_t snap_hold_ns; /* the longest a lock of the table was held in one go by this snapshot */
     uint64_t seq;
 };
 
-/* A consistent copy of the whole state, taken under the lock and used without it. */
+/* A consistent copy of the whole state (the table at one moment), used without any lock. */
 struct vt_snapshot {
     struct vt_alloc *allocs;
     size_t nallocs;
