@@ -4,12 +4,14 @@
  * held across a CUDA call, an unwind, or I/O. Lock order: vt_lock, then shards in index order.
  *
  * A snapshot never holds a lock for long: it takes every lock at once for one short hold, to read the
- * counters and a sequence number S, then copies each shard's entries a chunk at a time (one short hold
- * of that shard's lock each). Every allocation entering the table gets its sequence number under its
- * shard's lock, so the entries live at S are exactly those copied with seq <= S, plus those freed while
- * the copy went on: while a snapshot runs, each entry taken out of a shard with seq <= S is logged,
- * with its slot, and put back into the snapshot unless the copy already had it. The snapshot is the
- * table as it was at S, consistent with the counters. */
+ * counters and each shard's sequence number S, then copies each shard's entries a chunk at a time (one
+ * short hold of that shard's lock each). Every allocation entering a shard gets the shard's next
+ * sequence number under its lock (no number shared by all threads: a counter every allocation touches
+ * would be one cache line all cores fight over), so a shard's entries live at the snapshot are exactly
+ * those copied with a number <= its S, plus those freed while the copy went on: while a snapshot runs,
+ * each entry taken out of a shard with a number <= S is logged, with its slot, and put back into the
+ * snapshot unless the copy already had it. The snapshot is the table as it was at that instant,
+ * consistent with the counters. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,10 @@ static struct vt_unwatched vt_uw[VT_MAX_UNWATCHED];
 static size_t vt_nuw;
 static struct vt_failed vt_failed_list[VT_MAX_FAILED]; /* newest failure first */
 static size_t vt_nfailed;
-/* Apart from vt_c: taken without the lock by physical handles and failures, under it by entries. */
+/* Sequence numbers: an entry's is (the shard's count << VT_SEQ_SOURCE_BITS) | the shard, so numbers are
+ * unique in the process and grow within a shard; physical handles and failures, rare, count in vt_seq
+ * with the source VT_SHARDS. */
+#define VT_SEQ_SOURCE_BITS 5
 static uint64_t vt_seq;
 /* Counted without the lock (atomically): every call, failed calls, frees of pointers we do not hold.
  * Nothing else in a snapshot must agree with them, so the lock, which every thread's allocation takes,
@@ -52,7 +57,8 @@ static struct {
 } __attribute__((aligned(64))) vt_call_stripes[VT_STRIPES]; /* vt_stripe.h */
 static uint64_t vt_unknown_frees, vt_dropped;
 
-/* A snapshot under way (vt_table_snapshot): entries taken out since it began, with seq <= vt_snap_seq. */
+/* A snapshot under way (vt_table_snapshot): entries taken out since it began that it must still see
+ * (numbered up to their shard's snap_seq). */
 struct vt_freed {
     struct vt_alloc e;
     uint32_t slot;
@@ -60,7 +66,6 @@ struct vt_freed {
 static pthread_mutex_t vt_snap_mu = PTHREAD_MUTEX_INITIALIZER; /* one snapshot at a time */
 /* Written with every lock held, read with any one. */
 static int vt_snap_active;
-static uint64_t vt_snap_seq;
 
 #define VT_SHARDS 16
 struct vt_shard {
@@ -68,6 +73,8 @@ struct vt_shard {
     struct vt_slab slab;
     struct vt_index index;
     struct vt_counters c; /* this shard's entries: allocations and frees, live, replaced, dropped */
+    uint64_t seq;         /* numbers given so far */
+    uint64_t snap_seq;    /* seq when the snapshot under way began */
     struct vt_freed *freed; /* the snapshot's log */
     size_t nfreed, cap;
     int overflow;
@@ -76,9 +83,12 @@ static struct vt_shard vt_shards[VT_SHARDS];
 static pthread_once_t vt_shards_once = PTHREAD_ONCE_INIT;
 
 /* Device memory reserved and its peak, per device, over every shard and the physical handles: a peak
- * is of the sum, so these are kept whole, with atomics. vt_max_device likewise. */
-static uint64_t vt_reserved[VT_MAX_DEVICES], vt_reserved_peak[VT_MAX_DEVICES];
-static int32_t vt_max_device = -1;
+ * is of the sum, so these are kept whole, with atomics, each device's on a cache line of its own.
+ * vt_max_device likewise, read by every allocation and written almost never: a line of its own too. */
+static struct {
+    uint64_t now, peak;
+} __attribute__((aligned(64))) vt_reserved[VT_MAX_DEVICES];
+static int32_t vt_max_device __attribute__((aligned(64))) = -1;
 
 static void vt_shards_init(void)
 {
@@ -155,10 +165,10 @@ static void vt_live_add_locked(struct vt_counters *c, enum vt_kind k, int device
     c->live_bytes[k] += size;
     vt_device_seen(device);
     if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES) {
-        uint64_t now = __atomic_add_fetch(&vt_reserved[device], size, __ATOMIC_RELAXED);
-        uint64_t peak = __atomic_load_n(&vt_reserved_peak[device], __ATOMIC_RELAXED);
+        uint64_t now = __atomic_add_fetch(&vt_reserved[device].now, size, __ATOMIC_RELAXED);
+        uint64_t peak = __atomic_load_n(&vt_reserved[device].peak, __ATOMIC_RELAXED);
         while (now > peak &&
-               !__atomic_compare_exchange_n(&vt_reserved_peak[device], &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+               !__atomic_compare_exchange_n(&vt_reserved[device].peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             ;
     }
 }
@@ -168,7 +178,7 @@ static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device
     c->live_count[k]--;
     c->live_bytes[k] -= size;
     if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
-        __atomic_sub_fetch(&vt_reserved[device], size, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&vt_reserved[device].now, size, __ATOMIC_RELAXED);
 }
 
 /* The thread id, asked of the kernel once per thread; a fork child inherits the forking thread's
@@ -183,7 +193,7 @@ static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
         vt_tid = (int32_t)syscall(SYS_gettid);
     *tid = vt_tid;
     if (seq)
-        *seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
+        *seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED) << VT_SEQ_SOURCE_BITS | VT_SHARDS;
 }
 
 static void vt_count_alloc_locked(struct vt_counters *c, enum vt_fn api, enum vt_kind kind, uint64_t size)
@@ -206,7 +216,7 @@ static void vt_count_free_locked(struct vt_counters *c, enum vt_fn api, enum vt_
 /* While a snapshot copies the table, an entry that was live when it began and leaves now is logged. */
 static void vt_snap_log_locked(struct vt_shard *sh, const struct vt_alloc *e, uint32_t slot)
 {
-    if (!vt_snap_active || e->seq > vt_snap_seq)
+    if (!vt_snap_active || e->seq >> VT_SEQ_SOURCE_BITS > sh->snap_seq)
         return;
     if (sh->nfreed == sh->cap) {
         size_t cap = sh->cap ? 2 * sh->cap : 256;
@@ -252,8 +262,8 @@ static int vt_insert_locked(struct vt_shard *sh, const struct vt_alloc *a)
     struct vt_alloc *e = vt_slab_entry(&sh->slab, i);
     *e = *a;
     /* Numbered as it enters the table (a restored entry too): what a snapshot begun at S holds is the
-     * entries numbered up to S. */
-    e->seq = __atomic_add_fetch(&vt_seq, 1, __ATOMIC_RELAXED);
+     * shard's entries numbered up to S. */
+    e->seq = ++sh->seq << VT_SEQ_SOURCE_BITS | (uint64_t)(sh - vt_shards);
     if (vt_index_add(&sh->index, i) < 0) {
         vt_slab_put(&sh->slab, i);
         sh->c.dropped++;
@@ -578,11 +588,13 @@ static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_p
     for (int i = 0; i < VT_SHARDS; i++)
         vt_counters_add(&s->c, &vt_shards[i].c);
     for (int d = 0; d < VT_MAX_DEVICES; d++) {
-        s->c.reserved[d] = __atomic_load_n(&vt_reserved[d], __ATOMIC_RELAXED);
-        s->c.reserved_peak[d] = __atomic_load_n(&vt_reserved_peak[d], __ATOMIC_RELAXED);
+        s->c.reserved[d] = __atomic_load_n(&vt_reserved[d].now, __ATOMIC_RELAXED);
+        s->c.reserved_peak[d] = __atomic_load_n(&vt_reserved[d].peak, __ATOMIC_RELAXED);
     }
     s->c.max_device = __atomic_load_n(&vt_max_device, __ATOMIC_RELAXED);
     s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
+    for (int i = 0; i < VT_SHARDS; i++)
+        s->c.seq += vt_shards[i].seq;
     for (int i = 0; i < VT_FN_COUNT; i++) {
         s->c.api[i].calls = s->c.api[i].failed = 0;
         for (int j = 0; j < VT_STRIPES; j++) {
@@ -636,8 +648,8 @@ int vt_table_snapshot(struct vt_snapshot *s)
         }
         if (fits) {
             vt_snap_active = 1;
-            vt_snap_seq = s->c.seq;
             for (int i = 0; i < VT_SHARDS; i++) {
+                vt_shards[i].snap_seq = vt_shards[i].seq;
                 vt_shards[i].nfreed = 0;
                 vt_shards[i].overflow = 0;
             }
@@ -697,7 +709,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
         }
         free(freed[i]);
         for (size_t j = 0; j < hw[i]; j++)
-            if (a[j].kind != VT_SLAB_FREE_KIND && a[j].seq <= s->c.seq)
+            if (a[j].kind != VT_SLAB_FREE_KIND && a[j].seq >> VT_SEQ_SOURCE_BITS <= vt_shards[i].snap_seq)
                 s->allocs[live++] = a[j];
     }
     s->nallocs = live;
@@ -737,6 +749,7 @@ void vt_table_atfork_child(void)
         vt_index_reset(&sh->index);
         vt_slab_reset(&sh->slab);
         memset(&sh->c, 0, sizeof sh->c);
+        sh->seq = sh->snap_seq = 0;
         /* A snapshot under way in the parent is the parent's; the child starts with none. */
         sh->freed = NULL;
         sh->nfreed = sh->cap = 0;
@@ -753,7 +766,6 @@ void vt_table_atfork_child(void)
     vt_c.max_device = -1;
     vt_max_device = -1;
     memset(vt_reserved, 0, sizeof vt_reserved);
-    memset(vt_reserved_peak, 0, sizeof vt_reserved_peak);
     vt_nfailed = 0;
     vt_seq = 0;
     memset(vt_call_stripes, 0, sizeof vt_call_stripes);

@@ -31,7 +31,7 @@ const char *vt_kind_name(enum vt_kind k);
 struct vt_alloc {
     uint64_t addr;
     uint64_t size;
-    uint64_t seq;     /* the table's order of entry (vt_table.c) */
+    uint64_t seq;     /* unique in the process, grows within a shard (vt_table.c) */
     uint64_t time_ns;
     union {
         struct {
