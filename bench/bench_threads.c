@@ -1,7 +1,9 @@
 /* Benchmark: T threads each making N cuMemAlloc + cuMemFree pairs at once on the fake driver (each
- * thread keeps a few allocations live, as a serving process's threads do). Run bare and under the
- * library; prints the wall-clock nanoseconds per pair per thread (1 thread: the single-thread cost;
- * T threads on enough cores: the same if nothing is shared). */
+ * thread keeps a few allocations live, as a serving process's threads do); with "async", stream-ordered
+ * cuMemAllocAsync + cuMemFreeAsync pairs instead (torch's cudaMallocAsync backend: one per tensor). Run
+ * bare and under the library; prints the wall-clock nanoseconds per pair per thread (1 thread: the
+ * single-thread cost; T threads on enough cores: the same if nothing is shared).
+ *   bench_threads [THREADS [PAIRS [async]]] */
 #include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <time.h>
 
 static long pairs = 200000;
+static int async_pairs;
 static pthread_barrier_t start;
 
 static double now(void)
@@ -28,13 +31,12 @@ static void *worker(void *arg)
     for (int i = 0; i < 8; i++)
         if (cuMemAlloc(&keep[i], 4096))
             exit(1);
-    for (long i = 0; i < 1000; i++) /* warm-up: stacks interned, caches filled */
-        if (cuMemAlloc(&p, 256) || cuMemFree(p))
+    for (long i = 0; i < pairs + 1000; i++) {
+        if (i == 1000) /* after the warm-up: stacks interned, caches filled */
+            pthread_barrier_wait(&start);
+        if (async_pairs ? cuMemAllocAsync(&p, 256, 0) || cuMemFreeAsync(p, 0) : cuMemAlloc(&p, 256) || cuMemFree(p))
             exit(1);
-    pthread_barrier_wait(&start);
-    for (long i = 0; i < pairs; i++)
-        if (cuMemAlloc(&p, 256) || cuMemFree(p))
-            exit(1);
+    }
     return NULL;
 }
 
@@ -43,6 +45,7 @@ int main(int argc, char **argv)
     int threads = argc > 1 ? atoi(argv[1]) : 4;
     if (argc > 2)
         pairs = atol(argv[2]);
+    async_pairs = argc > 3 && argv[3][0] == 'a';
     if (threads < 1 || threads > 256 || pairs < 1 || cuInit(0))
         return 1;
     pthread_t t[256];

@@ -45,4 +45,5 @@ with torch.no_grad():
             print("dump", buf.value.decode(), flush=True)
         batch(2)
     rates = [batch(requests) for _ in range(batches)]
+print("batches " + " ".join("%.1f" % r for r in rates), flush=True)
 print("tokens_per_s %.1f" % statistics.median(rates), flush=True)

@@ -48,11 +48,8 @@ for round in 1 2 3; do
   echo "bytes per live allocation: bare $("$B/bench_mem" 1000000), library $(LD_PRELOAD=$B/libvramtrace.so "$B/bench_mem" 1000000)"
 done
 
-# Threads allocating at once (bench/bench_threads.c): wall-clock ns per pair per thread, bare and under
-# the library, at 1, 4 and 16 threads (the fake driver has one lock of its own: compare the two columns).
-for t in 1 4 16; do
-  echo "threads $t, ns per pair per thread: bare $("$B/bench_threads" $t 100000), library $(LD_PRELOAD=$B/libvramtrace.so "$B/bench_threads" $t 100000)"
-done
+# Threads allocating at once: bench/threads.sh (bare and library side by side, 1, 4 and 16 threads).
+sh bench/threads.sh 3
 
 for round in 1 2 3; do
   LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" | sed 's/ path .*//'

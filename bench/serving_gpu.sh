@@ -1,14 +1,18 @@
 #!/bin/sh
 # On the GPU machine (build/ carried over): the launch-bound serving loop (bench/gpt2_decode.py) bare and
-# under the library in several configurations, processes pinned to four cores (CPUS), interleaved rounds;
+# under the library in several configurations, processes pinned to one core (CPUS), interleaved rounds;
 # prints each configuration's per-round tokens/s and its ratio to bare in the same round, and the median
 # ratio. Then the Python call sites' counters of one run.
-#   serving_gpu.sh default|async ROUNDS       (CPUS=4-7 by default: four cores, not the first ones,
-#                                               which serve the machine's own interrupts and agents)
+#   serving_gpu.sh default|async ROUNDS       (CPUS=6 by default: one core, not the first ones, which
+#                                               serve the machine's own interrupts and agents; CONFS: the
+#                                               configurations; ONE_RUN=0: no counters run at the end)
+# One core and one OpenMP thread: a process pinned to four cores ran at ~75 or ~150 tokens/s, whichever
+# it was, bare too, as if it mattered where its threads landed; on one core every configuration meets
+# the same core.
 set -u
 B=$PWD/build
-ALLOC=$1 ROUNDS=$2 CPUS=${CPUS:-4-7}
-export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false
+ALLOC=$1 ROUNDS=$2 CPUS=${CPUS:-6}
+export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 if [ "$ALLOC" = async ]; then
   export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
   CONFS="${CONFS:-bare defaults python_off}"
@@ -26,7 +30,8 @@ run() { # configuration -> tokens/s
     history_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
     python_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PYTHON=0 taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
     walk_off) env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PY_WALK=0 taskset -c $CPUS python3 bench/gpt2_decode.py 6 3 ;;
-  esac 2>&1 | awk '/^tokens_per_s/ {print $2}'
+  esac > /tmp/serving_run.txt 2>&1
+  awk '/^tokens_per_s/ {v = $2} /^batches/ {$1 = ""; b = $0} END {print v, "batches" b}' /tmp/serving_run.txt
 }
 # The machine's state with each run, to tell its drift from ours: CPU time stolen by other tenants (the
 # steal column of /proc/stat, in clock ticks) and the GPU's SM clock afterwards.
@@ -54,6 +59,7 @@ for c in $CONFS; do
   echo "  $line; median ratio $med"
 done
 # The Python call sites of one run with the defaults and a dump.
+[ "${ONE_RUN:-1}" = 0 ] && exit 0
 LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c $CPUS python3 bench/gpt2_decode.py 1 1 dump > /tmp/one.txt 2>&1
 d=$(awk '/^dump/ {print $2}' /tmp/one.txt)
 echo "one run's dump ($d): $(grep -E '^counter ' "$d" 2>/dev/null | tr '\n' ' ')"

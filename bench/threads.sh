@@ -1,0 +1,37 @@
+#!/bin/sh
+# Threads allocating at once (bench/bench_threads.c), bare and under the library, at 1, 4 and 16
+# threads, plain (cuMemAlloc) and stream-ordered (cuMemAllocAsync) pairs, ROUNDS interleaved rounds:
+# prints one line per run and then, per mode and thread count, the median ns per pair per thread and
+# what the library adds to a pair (library - bare, medians). LIBS names more builds of the library to
+# compare side by side ("name=path/libvramtrace.so ..."); the fake driver is build/fake's.
+#   threads.sh [ROUNDS]
+set -u
+B=$PWD/build
+ROUNDS=${1:-3} PAIRS=${PAIRS:-100000}
+export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp
+LIBS="library=$B/libvramtrace.so ${LIBS:-}"
+T=$(mktemp)
+for r in $(seq "$ROUNDS"); do
+  for mode in plain async; do
+    for t in 1 4 16; do
+      echo "$r $mode $t bare $("$B/bench_threads" $t "$PAIRS" $mode)" >> "$T"
+      for l in $LIBS; do
+        echo "$r $mode $t ${l%%=*} $(LD_PRELOAD=${l#*=} "$B/bench_threads" $t "$PAIRS" $mode)" >> "$T"
+      done
+    done
+  done
+done
+sed 's/^/  round /' "$T"
+med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+for mode in plain async; do
+  for t in 1 4 16; do
+    bare=$(awk -v m=$mode -v t=$t '$2 == m && $3 == t && $4 == "bare" {print $5}' "$T" | med)
+    line="$mode, $t threads: bare $bare"
+    for l in $LIBS; do
+      v=$(awk -v m=$mode -v t=$t -v n="${l%%=*}" '$2 == m && $3 == t && $4 == n {print $5}' "$T" | med)
+      line="$line; ${l%%=*} $v (adds $(awk -v a="$v" -v b="$bare" 'BEGIN {printf "%.0f", a - b}'))"
+    done
+    echo "$line ns per pair per thread"
+  done
+done
+rm -f "$T"
