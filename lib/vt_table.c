@@ -1,7 +1,11 @@
-/* The allocation table and counters. Entries live in 16 shards chosen by address, each with its own
- * lock, slab, index and counters, so threads that allocate at once rarely meet; physical handles,
- * pools, unwatched names and failed requests are rare and share one more lock (vt_lock). No lock is
- * held across a CUDA call, an unwind, or I/O. Lock order: vt_lock, then shards in index order.
+/* The allocation table and counters. Entries live in 16 shards, each with its own lock, slab, index
+ * and counters; a thread puts its entries in its own shard (the stripe it was given, vt_stripe.h), so
+ * threads that allocate at once neither wait for each other nor pass cache lines back and forth. A free
+ * looks first where a small hint table says the address was put (one byte per hashed address, written
+ * without a lock: only a hint), then in the freeing thread's own shard, then in every shard (a pointer we
+ * never saw, or a hint overwritten). Physical handles, pools, unwatched names and failed requests are
+ * rare and share one more lock (vt_lock). No lock is held across a CUDA call, an unwind, or I/O. Lock
+ * order: vt_lock, then shards in index order; a thread holds one shard at a time otherwise.
  *
  * A snapshot never holds a lock for long: it takes every lock at once for one short hold, to read the
  * counters and each shard's sequence number S, then copies each shard's entries a chunk at a time (one
@@ -100,11 +104,42 @@ static void vt_shards_init(void)
     }
 }
 
-static struct vt_shard *vt_shard_of(uint64_t addr)
+/* The calling thread's own shard. */
+static struct vt_shard *vt_shard_mine(void)
 {
     pthread_once(&vt_shards_once, vt_shards_init);
-    /* The top bits of a Fibonacci hash: the index uses the low ones. */
-    return &vt_shards[(addr * 0x9e3779b97f4a7c15ull) >> 60];
+    return &vt_shards[vt_stripe_index() % VT_SHARDS];
+}
+
+/* Which shard an address was last put in: a hint, one byte (the shard + 1; 0: none) per hashed
+ * (address, space), so a free made by another thread than the allocation's looks in one shard, not all.
+ * Relaxed byte stores: a hint that a colliding address overwrote costs a longer search, never a wrong
+ * answer. 1 MiB, its pages touched as used. */
+#define VT_HINT_BITS 20
+static uint8_t vt_hint[1u << VT_HINT_BITS];
+
+static uint8_t *vt_hint_at(uint64_t addr, uint8_t space)
+{
+    return &vt_hint[((addr ^ space) * 0x9e3779b97f4a7c15ull) >> (64 - VT_HINT_BITS)];
+}
+
+/* sh NULL: clears the hint if it names from. */
+static void vt_hint_set(uint64_t addr, uint8_t space, const struct vt_shard *sh, const struct vt_shard *from)
+{
+    uint8_t *h = vt_hint_at(addr, space);
+    uint8_t now = __atomic_load_n(h, __ATOMIC_RELAXED);
+    uint8_t v = sh ? (uint8_t)(sh - vt_shards + 1) : 0;
+    if (!sh && now != (uint8_t)(from - vt_shards + 1))
+        return;
+    if (now != v) /* no write, so no cache line taken, when it says so already */
+        __atomic_store_n(h, v, __ATOMIC_RELAXED);
+}
+
+/* NULL: no hint. */
+static struct vt_shard *vt_hint_get(uint64_t addr, uint8_t space)
+{
+    uint8_t v = __atomic_load_n(vt_hint_at(addr, space), __ATOMIC_RELAXED);
+    return v ? &vt_shards[(v - 1) % VT_SHARDS] : NULL;
 }
 
 static void vt_lock_all(void)
@@ -273,42 +308,83 @@ static int vt_insert_locked(struct vt_shard *sh, const struct vt_alloc *a)
     return 1;
 }
 
+/* An entry for the address in another shard than the thread's own: its free took a route we do not see
+ * and the driver handed the address out again, to this thread. Taken out as vt_insert_locked does. */
+static void vt_replace_elsewhere(const struct vt_alloc *a, const struct vt_shard *mine)
+{
+    struct vt_shard *sh = vt_hint_get(a->addr, a->space);
+    if (!sh || sh == mine)
+        return;
+    vt_mutex_lock(&sh->lock);
+    uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
+    if (old != VT_SLAB_NONE) {
+        vt_take_locked(sh, old, NULL);
+        sh->c.replaced++;
+    }
+    vt_mutex_unlock(&sh->lock);
+}
+
 void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
     vt_stamp(NULL, &a->time_ns, &a->tid);
     __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1, __ATOMIC_RELAXED);
-    struct vt_shard *sh = vt_shard_of(a->addr);
+    struct vt_shard *sh = vt_shard_mine();
+    vt_replace_elsewhere(a, sh);
     vt_mutex_lock(&sh->lock);
     int kept = vt_insert_locked(sh, a);
     if (kept)
         vt_count_alloc_locked(&sh->c, a->api, a->kind, a->size);
     vt_mutex_unlock(&sh->lock);
-    if (!kept)
+    if (kept)
+        vt_hint_set(a->addr, a->space, sh, NULL);
+    else
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
+}
+
+static int vt_remove_in(struct vt_shard *sh, uint64_t addr, uint8_t space, struct vt_alloc *out)
+{
+    vt_mutex_lock(&sh->lock);
+    uint32_t slot = vt_index_find(&sh->index, addr, space);
+    if (slot != VT_SLAB_NONE)
+        vt_take_locked(sh, slot, out);
+    vt_mutex_unlock(&sh->lock);
+    if (slot == VT_SLAB_NONE)
+        return 0;
+    vt_hint_set(addr, space, NULL, sh);
+    return 1;
 }
 
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
-    struct vt_shard *sh = vt_shard_of(addr);
-    vt_mutex_lock(&sh->lock);
-    uint32_t slot = vt_index_find(&sh->index, addr, vt_space_of(kind_space));
-    if (slot != VT_SLAB_NONE)
-        vt_take_locked(sh, slot, out);
-    vt_mutex_unlock(&sh->lock);
-    return slot != VT_SLAB_NONE;
+    uint8_t space = vt_space_of(kind_space);
+    struct vt_shard *hinted = vt_hint_get(addr, space), *mine = vt_shard_mine();
+    if (hinted && vt_remove_in(hinted, addr, space, out))
+        return 1;
+    if (mine != hinted && vt_remove_in(mine, addr, space, out))
+        return 1;
+    /* Not where it should be: a pointer we never saw (the usual case), or a hint a colliding address
+     * overwrote. */
+    for (int i = 0; i < VT_SHARDS; i++)
+        if (&vt_shards[i] != hinted && &vt_shards[i] != mine && vt_remove_in(&vt_shards[i], addr, space, out))
+            return 1;
+    return 0;
 }
 
 void vt_table_restore(const struct vt_alloc *a)
 {
-    struct vt_shard *sh = vt_shard_of(a->addr);
+    struct vt_shard *sh = vt_shard_mine();
+    vt_replace_elsewhere(a, sh);
     vt_mutex_lock(&sh->lock);
     vt_count_free_locked(&sh->c, a->api, a->kind, a->size, -1);
-    if (!vt_insert_locked(sh, a)) {
+    int kept = vt_insert_locked(sh, a);
+    if (!kept) {
         /* Lost after all: keep allocations - frees equal to the live entries. */
         vt_count_free_locked(&sh->c, a->api, a->kind, a->size, 1);
     }
     vt_mutex_unlock(&sh->lock);
+    if (kept)
+        vt_hint_set(a->addr, a->space, sh, NULL);
 }
 
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
@@ -323,15 +399,20 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
     uint64_t cur = addr;
     int gap = 0;
     while (cur < end) {
-        struct vt_shard *sh = vt_shard_of(cur);
-        uint32_t slot = vt_index_find(&sh->index, cur, space);
+        struct vt_shard *sh = vt_hint_get(cur, space);
+        uint32_t slot = sh ? vt_index_find(&sh->index, cur, space) : VT_SLAB_NONE;
+        for (int i = 0; slot == VT_SLAB_NONE && i < VT_SHARDS; i++) {
+            sh = &vt_shards[i];
+            slot = vt_index_find(&sh->index, cur, space);
+        }
         uint64_t sz = slot != VT_SLAB_NONE ? vt_slab_entry(&sh->slab, slot)->size : 0;
         if (!sz) {
             gap = 1;
             break;
         }
-        cur += sz;
         vt_take_locked(sh, slot, got < max ? &out[got] : NULL);
+        vt_hint_set(cur, space, NULL, sh);
+        cur += sz;
         got += got < max;
         removed++;
     }
@@ -342,6 +423,7 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
             const struct vt_alloc *e = vt_slab_entry(&sh->slab, slot);
             if (e->kind != VT_KIND_VMM_MAP || e->addr < addr || e->addr >= end)
                 continue;
+            vt_hint_set(e->addr, space, NULL, sh);
             vt_take_locked(sh, slot, got < max ? &out[got] : NULL);
             got += got < max;
             removed++;

@@ -179,8 +179,49 @@ static void test_two_devices(void)
     run_free(&r);
 }
 
+/* Entries put in the allocating thread's own shard of the table are found by a free from another
+ * thread, and an address handed out again to another thread after a free we did not see replaces the
+ * stale entry (vt_table.c's hint). */
+static void test_cross_thread(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"xthread", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    char a[64], b[64];
+    if (!ok(r.status == 0 && n == 3 && out_value(&r, "unseen", a, sizeof a), "xthread: two API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; stderr: %s", r.status, n, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    const char *again = strstr(r.out, "again ");
+    snprintf(b, sizeof b, "%s", again ? again + 6 : "");
+    b[strcspn(b, "\n")] = 0;
+    a[strcspn(a, " ")] = 0;
+    is_str(b, a, "the pool handed the unseen-freed address to the main thread");
+    is_u64(count_allocs(&d[0], "device", "cuMemAlloc_v2", 4096), 64, "64 allocations of the thread");
+    is_u64(count_allocs(&d[0], "async", NULL, 5120), 1, "its stream-ordered one, freed unseen, still held");
+    is_u64(count_allocs(&d[1], "device", NULL, 0), 0, "all 64 freed by the main thread");
+    is_u64(vt_df_counter(&d[1], "unknown_frees"), 0, "none of those frees unknown");
+    is_u64(count_allocs(&d[1], "async", NULL, 5120), 1, "the address again: one entry, not two");
+    is_u64(vt_df_counter(&d[1], "replaced"), 1, "the stale one counted replaced");
+    const struct vt_df_alloc *e = d[1].nallocs == 1 ? &d[1].allocs[0] : NULL;
+    ok(e && e->tid != d[0].allocs[0].tid, "the entry left is the main thread's");
+    uint64_t allocs = 0, frees = 0;
+    for (size_t j = 0; j < d[1].napis; j++) {
+        allocs += d[1].apis[j].allocs;
+        frees += d[1].apis[j].frees;
+    }
+    is_u64(allocs - frees, d[1].nallocs, "allocations - frees = live entries");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
+    test_cross_thread();
     test_two_devices();
     test_vmm();
     test_pool();

@@ -261,6 +261,13 @@ uint64_t vramtrace_fake_device_used(int dev)
     return u;
 }
 
+/* For tests: a free that the library does not see (as by a route it does not watch). */
+static CUresult fake_free(uint64_t addr, int host);
+CUresult vramtrace_fake_free_unseen(CUdeviceptr p)
+{
+    return fake_free(p, 0);
+}
+
 /* A device is "in use" by the process once its primary context is retained. */
 int vramtrace_fake_device_active(int dev)
 {

@@ -412,6 +412,43 @@ static void mode_threads(int signals)
     printf("iterations %ld\n", total);
 }
 
+/* Entries made by one thread and freed by another: 64 pointers of 4 KiB made by a thread, freed by the
+ * main thread. Then one stream-ordered allocation of 5 KiB made by a thread and freed behind the
+ * library's back; the pool hands its address to the main thread's next such allocation, which replaces
+ * it. Prints both addresses. */
+CUresult vramtrace_fake_free_unseen(CUdeviceptr p);
+static CUdeviceptr xthread_ptrs[64], xthread_async;
+
+NOINLINE void *xthread_make(void *arg)
+{
+    (void)arg;
+    ctx();
+    for (int i = 0; i < 64; i++)
+        prog_check(cuMemAlloc(&xthread_ptrs[i], 4096) == CUDA_SUCCESS, "thread alloc");
+    prog_check(cuMemAllocAsync(&xthread_async, 5120, 0) == CUDA_SUCCESS, "thread async alloc");
+    prog_check(vramtrace_fake_free_unseen(xthread_async) == CUDA_SUCCESS, "unseen free");
+    return NULL;
+}
+
+static void mode_xthread(void)
+{
+    pthread_t t;
+    CUdeviceptr again = 0;
+    CUmemoryPool pool;
+    cuuint64_t keep = UINT64_MAX; /* the pool keeps freed memory, as torch sets it */
+    ctx();
+    prog_check(cuDeviceGetDefaultMemPool(&pool, 0) == CUDA_SUCCESS, "default pool");
+    prog_check(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == CUDA_SUCCESS, "threshold");
+    prog_check(pthread_create(&t, NULL, xthread_make, NULL) == 0, "thread");
+    pthread_join(t, NULL);
+    prog_dump();
+    for (int i = 0; i < 64; i++)
+        prog_check(cuMemFree(xthread_ptrs[i]) == CUDA_SUCCESS, "main free");
+    prog_check(cuMemAllocAsync(&again, 5120, 0) == CUDA_SUCCESS, "main async alloc");
+    printf("unseen 0x%llx again 0x%llx\n", (unsigned long long)xthread_async, (unsigned long long)again);
+    prog_dump();
+}
+
 NOINLINE void exit_leak_alloc(size_t n)
 {
     CUdeviceptr p;
@@ -525,6 +562,8 @@ int main(int argc, char **argv)
         mode_oom();
     else if (!strcmp(mode, "frees"))
         mode_frees();
+    else if (!strcmp(mode, "xthread"))
+        mode_xthread();
     else if (!strcmp(mode, "threads"))
         mode_threads(argc > 2 ? atoi(argv[2]) : 200);
     else if (!strcmp(mode, "exit"))
