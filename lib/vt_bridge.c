@@ -65,7 +65,9 @@ void vt_bridge_init(void)
 }
 
 /* With the GIL held: collect() and its timing, then our own table, so that torch's snapshot and ours
- * are as close in time as they can be (no Python thread allocates in between). */
+ * are as close in time as they can be. Not the same instant: a thread inside a torch operator runs
+ * without the GIL and can make or give back a segment in between (the reader counts such a segment as
+ * torch's reserved, vt_views.c). */
 static void vt_job_run(struct vt_job *j)
 {
     uint64_t t0 = vt_now_ns();

@@ -53,7 +53,9 @@ def _torch(out):
         segments = torch.cuda.memory._snapshot()["segments"]
         if not _warm:
             # With block history on, torch's first snapshot imports its symbolizer (seconds, measured
-            # on the H200) after taking the state, which is stale by then: take a fresh one.
+            # on the H200) after taking the state, which is stale by then: take a fresh one. Reset when
+            # arm_history() switches history on at a dump: the H200 then saw a 4-second-old state, with
+            # an operator's new segments and temporaries missing from it, read as a leak.
             _warm = True
             segments = torch.cuda.memory._snapshot()["segments"]
     devices = {s["device"] for s in segments}
@@ -126,6 +128,7 @@ def collect():
 
 def arm_history():
     # "on", "later ..." (ask again after the next allocation) or "off ..." (never again).
+    global _warm
     try:
         torch, why = _torch_cuda()
         if torch is None:
@@ -137,6 +140,8 @@ def arm_history():
             if any(b.get("frames") for b in s["blocks"]):
                 return "off already on: left as the program set it"
         torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+        # The next snapshot is the first with history on: the slow one (_torch), stale when it returns.
+        _warm = False
         return "on"
     except KeyboardInterrupt:
         _give_back_interrupt()

@@ -74,9 +74,12 @@ static void vt_view_text(const struct vt_view *w)
         printf("  %-13s cross-check: %llu of %llu segments are driver allocations vramtrace holds%s\n", "",
                (unsigned long long)w->matched, (unsigned long long)w->segments,
                w->unmatched ? "; the others are not counted in allocated" : "");
-        if (w->orphans)
-            printf("  %-13s %llu driver allocation%s by this allocator %s not in its snapshot (counted as allocated)\n", "",
-                   (unsigned long long)w->orphans, w->orphans == 1 ? "" : "s", w->orphans == 1 ? "is" : "are");
+        if (w->orphans) {
+            vt_human(w->orphan_bytes, c, sizeof c);
+            printf("  %-13s %llu driver allocation%s by this allocator (%s) %s not in its snapshot: made or given "
+                   "back while the dump was taken; counted as its reserved, use unknown\n", "",
+                   (unsigned long long)w->orphans, w->orphans == 1 ? "" : "s", c, w->orphans == 1 ? "is" : "are");
+        }
     }
 }
 

@@ -554,8 +554,11 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
                 continue;
             }
             /* Clamped: a damaged dump must not wrap the figures around. */
+            /* Its segments (and the driver allocations it made that its snapshot missed) leave allocated;
+             * the blocks live in them come back. */
+            uint64_t held = w->matched_bytes + w->orphan_bytes;
             uint64_t in_use = w->allocated_in_matched < w->matched_bytes ? w->allocated_in_matched : w->matched_bytes;
-            uint64_t out = w->matched_bytes < v->allocated ? w->matched_bytes : v->allocated;
+            uint64_t out = held < v->allocated ? held : v->allocated;
             v->allocated = v->allocated - out + in_use;
             seg_cached += out - (in_use < out ? in_use : out);
             releasable = releasable == VT_DF_UNKNOWN || w->releasable == VT_DF_UNKNOWN ? VT_DF_UNKNOWN

@@ -218,15 +218,28 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
                         "allocations made through CuPy";
         } else if (v->segments) {
             v->source = "torch.cuda.memory._snapshot(): segments and blocks";
-            /* The other way round: memory torch's allocator took that its snapshot does not list. */
+            /* The other way round: memory torch's allocator took that its snapshot does not list. The
+             * snapshot and our table are read one after the other, and a thread inside a torch operator
+             * (GIL released) can make or give back a segment in between: torch's memory then, not the
+             * program's (torch's own allocated total does not count it), so it is the view's reserved
+             * and its use unknown, never allocated. Seen on the H200: two 64 MiB segments made by an
+             * operator in flight during the dump read as a 128 MiB leak. */
             for (size_t k = 0; k < d->nallocs; k++)
                 if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
-                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "libc10_cuda"))
+                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "libc10_cuda")) {
+                    vw->alloc_role[k] = VT_ROLE_SEGMENT;
                     v->orphans++;
+                    v->orphan_bytes += d->allocs[k].size;
+                    v->reserved += d->allocs[k].size;
+                }
             for (size_t k = 0; k < d->nphys; k++)
                 if (d->phys[k].device == v->device && vw->phys_role[k] == VT_ROLE_ALLOCATED &&
-                    vt_stack_through(d, d->phys[k].stack, "libc10_cuda"))
+                    vt_stack_through(d, d->phys[k].stack, "libc10_cuda")) {
+                    vw->phys_role[k] = VT_ROLE_SEGMENT;
                     v->orphans++;
+                    v->orphan_bytes += d->phys[k].size;
+                    v->reserved += d->phys[k].size;
+                }
         }
     }
     /* Blocks from the native hooks: a block's segment is the device allocation that contains it. */

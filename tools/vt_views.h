@@ -24,8 +24,8 @@ struct vt_view {
     uint64_t own_allocated, own_reserved;         /* the allocator's own totals (VT_DF_UNKNOWN: none) */
     uint64_t segments, blocks, blocks_nostack;    /* live blocks; those recorded without a stack */
     uint64_t matched, unmatched;                  /* segments that are / are not a driver allocation we hold */
-    uint64_t orphans;                             /* torch: driver allocations by its allocator not in its snapshot */
-    uint64_t matched_bytes;                       /* bytes of those driver allocations */
+    uint64_t orphans, orphan_bytes;               /* torch: driver allocations by its allocator not in its snapshot */
+    uint64_t matched_bytes;                       /* bytes of the matched driver allocations */
     uint64_t allocated_in_matched;                /* the blocks' bytes inside them */
     const char *source;                           /* where the figures come from */
 };
