@@ -4,7 +4,8 @@
 # waits on the CPU's kernel launches, so any CPU time vramtrace spends shows. Prints the median tokens/s
 # of BATCHES batches of REQUESTS requests, and with "dump" takes one vramtrace dump after the warm-up (as
 # an operator would; with VRAMTRACE_TORCH_HISTORY=dump that switches torch's block history on).
-# BENCH_TORCH_HISTORY=1 switches torch's own _record_memory_history() on instead: the anchor.
+# BENCH_TORCH_HISTORY=1 switches torch's own _record_memory_history() on instead: the anchor. Under
+# bench/pingpong.py it takes turns instead (bench/turns.py), a batch of REQUESTS requests per turn.
 #   gpt2_decode.py BATCHES REQUESTS [dump]
 import ctypes
 import os
@@ -15,6 +16,8 @@ import time
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 from transformers.utils import logging
+
+import turns
 
 logging.set_verbosity_error()
 batches, requests = int(sys.argv[1]), int(sys.argv[2])
@@ -44,6 +47,8 @@ with torch.no_grad():
         if hasattr(lib, "vramtrace_dump") and lib.vramtrace_dump(buf, ctypes.c_size_t(4096)) == 0:
             print("dump", buf.value.decode(), flush=True)
         batch(2)
+    if turns.serve(lambda: batch(requests)):  # under bench/pingpong.py
+        sys.exit(0)
     rates = [batch(requests) for _ in range(batches)]
 print("batches " + " ".join("%.1f" % r for r in rates), flush=True)
 print("tokens_per_s %.1f" % statistics.median(rates), flush=True)

@@ -3,13 +3,15 @@
 # Python work, and allocates and frees through ctypes.CDLL, which releases the GIL around the call as
 # torch and CuPy do. With "contended", a second Python thread keeps asking for the GIL meanwhile (small
 # pieces of work between sleep(0)), as a server's other threads do. Prints the median microseconds per
-# request of several batches.
+# request of several batches (or takes turns, bench/turns.py).
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
 import statistics
 import sys
 import threading
 import time
+
+import turns
 
 runtime, requests, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 lib = ctypes.CDLL(runtime)
@@ -71,5 +73,7 @@ def other():
 if mode == "contended":
     threading.Thread(target=other, daemon=True).start()
 batch(2000)  # warm-up: every stack seen once
+if turns.serve(lambda: batch(requests // 5)):  # under bench/pingpong.py
+    sys.exit(0)
 print("%.2f" % statistics.median(batch(requests // 5) for _ in range(5)), flush=True)
 stop = True

@@ -1,0 +1,102 @@
+# Benchmark driver: runs one benchmark command in several configurations at once, as processes that take
+# turns (bench/turns.py): each cycle gives every configuration one batch, in an order that rotates from
+# cycle to cycle, all pinned to the same CPUs, so neighbouring batches are seconds apart and see the same
+# machine. Prints each cycle's values, then each configuration's median value and its throughput ratio to
+# "bare" taken cycle by cycle (median and quartiles): a machine that drifts 2x between processes or
+# minutes (the H200 machine did) still gives a ratio.
+#   pingpong.py [--cycles N] [--cpus LIST] [--unit per_s|us] [--lib PATH] CONF... -- COMMAND...
+# CONF: NAME or NAME:ITEM,ITEM...; ITEM is VAR=VALUE (set for that process) or +ARG (appended to its
+# command). Names that begin with "bare" run without the library (the ratios are to the one named "bare"),
+# every other configuration with --lib preloaded.
+# --unit: per_s when a batch prints a rate (higher is better), us when it prints a time per request.
+import argparse
+import os
+import select
+import statistics
+import subprocess
+import sys
+import time
+
+TURN_TIMEOUT_S = 300
+
+
+def parse_conf(spec):
+    name, _, rest = spec.partition(":")
+    env, args = {}, []
+    for item in filter(None, rest.split(",")):
+        if item.startswith("+"):
+            args.append(item[1:])
+        elif "=" in item:
+            k, v = item.split("=", 1)
+            env[k] = v
+        else:
+            sys.exit("pingpong.py: %s: %r is neither VAR=VALUE nor +ARG" % (spec, item))
+    return name, env, args
+
+
+def read_line(p, name):
+    ready, _, _ = select.select([p.stdout], [], [], TURN_TIMEOUT_S)
+    line = p.stdout.readline() if ready else ""
+    if not line:
+        sys.exit("pingpong.py: %s gave no answer (exit status %s)" % (name, p.poll()))
+    return line.split()
+
+
+def quartiles(v):
+    v = sorted(v)
+    return v[len(v) // 4], statistics.median(v), v[(3 * len(v)) // 4]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cycles", type=int, default=10)
+    ap.add_argument("--cpus", default="")
+    ap.add_argument("--unit", choices=("per_s", "us"), default="per_s")
+    ap.add_argument("--lib", default=os.path.join(os.getcwd(), "build", "libvramtrace.so"))
+    ap.add_argument("confs", nargs="+")
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        sys.exit("pingpong.py: the benchmark command goes after --")
+    cut = argv.index("--")
+    opts, command = ap.parse_args(argv[:cut]), argv[cut + 1:]
+    confs = [parse_conf(c) for c in opts.confs]
+    names = [c[0] for c in confs]
+    if "bare" not in names or len(set(names)) != len(names) or not command:
+        sys.exit("pingpong.py: give a command, distinct names, and one configuration named bare")
+    procs = {}
+    for name, env, args in confs:
+        e = dict(os.environ, BENCH_TURNS="1", PYTHONUNBUFFERED="1", **env)
+        if not name.startswith("bare"):
+            e["LD_PRELOAD"] = opts.lib
+        cmd = (["taskset", "-c", opts.cpus] if opts.cpus else []) + command + args
+        procs[name] = subprocess.Popen(cmd, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for name, p in procs.items():  # the warm-ups ran side by side; each says when it is done
+        while read_line(p, name) != ["ready"]:
+            pass
+    values = {n: [] for n in names}
+    t0 = time.monotonic()
+    for cycle in range(opts.cycles):
+        order = names[cycle % len(names):] + names[:cycle % len(names)]
+        for name in order:
+            p = procs[name]
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            words = read_line(p, name)
+            if words[0] != "value":
+                sys.exit("pingpong.py: %s said %r" % (name, " ".join(words)))
+            values[name].append(float(words[1]))
+        print("cycle %d %s" % (cycle + 1, " ".join("%s %.4g" % (n, values[n][-1]) for n in names)), flush=True)
+    for p in procs.values():
+        p.stdin.write("stop\n")
+        p.stdin.close()
+        p.wait()
+    print("%d cycles in %.1f s; value: %s; ratio: throughput against bare in the same cycle, median "
+          "[quartiles]" % (opts.cycles, time.monotonic() - t0, "per second" if opts.unit == "per_s" else "us"))
+    for n in names:
+        r = [(v / b if opts.unit == "per_s" else b / v) for v, b in zip(values[n], values["bare"])]
+        lo, med, hi = quartiles(r)
+        print("  %-16s median value %.4g  ratio %.3f [%.3f %.3f]" % (n, statistics.median(values[n]), med, lo, hi))
+
+
+if __name__ == "__main__":
+    main()
