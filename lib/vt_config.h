@@ -18,6 +18,7 @@ struct vt_config {
     int torch_history;  /* VT_HISTORY_*: when to switch on torch's block history */
     int python;         /* Python call sites for allocations */
     int py_depth;       /* Python frames kept per stack */
+    int py_native_depth; /* native frames kept above Python frames */
     int py_walk;        /* read frames from the interpreter's memory on the allocating thread */
     double py_wait;     /* ms a thread that released the GIL waits for its frames; 0: only GIL holders */
 };

@@ -117,30 +117,42 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
     return id;
 }
 
+/* Frames of our own at the top of a stack (the hook, vt_call's begin, vt_stack_capture: 3 measured),
+ * unwound and then skipped, with room to spare. */
+#define VT_OWN_FRAMES 8
+
 uint32_t vt_stack_capture(void)
 {
     if (vt_cfg.depth <= 0)
         return 0;
-    void *raw[VT_DEPTH_MAX + 16 + 1];
-    /* Sequentially consistent, against the fork handler's store to vt_forking and its sum of these. */
-    vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
-    while (atomic_load(&vt_forking)) {
-        vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
-        while (atomic_load(&vt_forking))
-            sched_yield();
+    /* Python frames first: where they are read, only the few native frames above them are kept (the
+     * library that allocated, and its caller), so unwinding stops there. The deep C++ below an operator
+     * costs the most to unwind and tells the least once the Python line is known (memray keeps no
+     * native frames at all unless asked). */
+    uint32_t py = vt_pycapture();
+    int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
+    void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + 1];
+    int got = 0;
+    if (depth > 0) {
+        /* Sequentially consistent, against the fork handler's store to vt_forking and its sum of these. */
         vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
+        while (atomic_load(&vt_forking)) {
+            vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
+            while (atomic_load(&vt_forking))
+                sched_yield();
+            vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
+        }
+        got = unw_backtrace(raw, depth + VT_OWN_FRAMES);
+        vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
     }
-    int got = unw_backtrace(raw, vt_cfg.depth + 16);
-    vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
     int skip = 0;
     while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
         skip++;
     int n = got - skip;
-    if (n > vt_cfg.depth)
-        n = vt_cfg.depth;
+    if (n > depth)
+        n = depth;
     if (n < 0)
         n = 0;
-    uint32_t py = vt_pycapture();
     if (!n && !py)
         return 0;
     raw[skip + n] = (void *)(uintptr_t)py;

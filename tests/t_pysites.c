@@ -498,6 +498,31 @@ static void test_settings(void)
         run_free(&c);
     }
     run_free(&r);
+    /* Native frames kept above Python ones: 12 by default, as set, none at 0 (the unwind stops there);
+     * counted in the dump's stack record, before the reader cuts the interpreter's frames. */
+    static const struct {
+        const char *setting;
+        int want; /* -1: more than 12 */
+    } nd[] = {{"VRAMTRACE_PY_NATIVE_DEPTH=128", -1}, {"VRAMTRACE_PY_WAIT=10", 12}, {"VRAMTRACE_PY_NATIVE_DEPTH=2", 2},
+              {"VRAMTRACE_PY_NATIVE_DEPTH=0", 0}};
+    for (size_t i = 0; i < sizeof nd / sizeof nd[0]; i++) {
+        if (!ok(run_setting(&r, &c, nd[i].setting, &d), "%s: the program ran", nd[i].setting)) {
+            run_free(&r);
+            continue;
+        }
+        static const uint64_t sizes[] = {5 << 20, 2 << 20}; /* holding the GIL; released */
+        for (size_t k = 0; k < 2; k++) {
+            uint64_t size = sizes[k];
+            const struct vt_df_alloc *a = find_alloc(&d, size);
+            const struct vt_df_stack *st = a ? vt_df_stack(&d, a->stack) : NULL;
+            int n = st ? (int)st->n : -1;
+            ok(st && st->pystack && (nd[i].want < 0 ? n > 12 : n == nd[i].want), "%s, %s MiB: %d native frames, then Python's",
+               nd[i].setting, size == 5 << 20 ? "5" : "2", n);
+        }
+        vt_dumpfile_free(&d);
+        run_free(&c);
+        run_free(&r);
+    }
     if (ok(run_setting(&r, &c, "VRAMTRACE_PY_DEPTH=lots", &d), "VRAMTRACE_PY_DEPTH=lots: the program ran")) {
         ok(strstr(r.err, "vramtrace: VRAMTRACE_PY_DEPTH=lots is not a whole number from 1 to 256 frames; using 32") != NULL,
            "a bad value is said, with the default used");
