@@ -7,7 +7,6 @@ D=$(mktemp -d)
 export VRAMTRACE_DIR=$D VRAMTRACE_AT_EXIT=0
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_alloc" bench/bench_alloc.c -L"$B/fake" -l:libcuda.so.1
 cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_dump" bench/bench_dump.c -L"$B/fake" -l:libcuda.so.1 -ldl -lpthread
-cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_threads" bench/bench_threads.c -L"$B/fake" -l:libcuda.so.1 -lpthread
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_mem" bench/bench_mem.c -L"$B/fake" -l:libcuda.so.1
 echo "machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d)"
 # Interleaved rounds, so that a slow moment of the machine hits all three alike; the median is kept.

@@ -2,13 +2,21 @@
 # Threads allocating at once (bench/bench_threads.c), bare and under the library, at 1, 4 and 16
 # threads, plain (cuMemAlloc) and stream-ordered (cuMemAllocAsync) pairs, ROUNDS interleaved rounds:
 # prints one line per run and then, per mode and thread count, the median ns per pair per thread and
-# what the library adds to a pair (library - bare, medians). LIBS names more builds of the library to
-# compare side by side ("name=path/libvramtrace.so ..."); the fake driver is build/fake's.
+# what the library adds to a pair (library - bare, medians). On bench/stub_cuda.c by default, a driver
+# that shares nothing between threads, so that what grows with threads is ours; FAKE=1: on the test
+# rig's fake driver instead. LIBS names more builds of the library to compare side by side
+# ("name=path/libvramtrace.so ..."). Builds what it runs, so the binary is never older than its source.
 #   threads.sh [ROUNDS]
-set -u
+set -eu
 B=$PWD/build
 ROUNDS=${1:-3} PAIRS=${PAIRS:-100000}
-export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+mkdir -p "$B/bench-stub"
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -shared -I"$CUDA_INC" -Wl,-soname,libcuda.so.1 \
+  -o "$B/bench-stub/libcuda.so.1" bench/stub_cuda.c
+cc -O2 -std=c11 -D_GNU_SOURCE -I"$CUDA_INC" -o "$B/bench_threads" bench/bench_threads.c -L"$B/fake" -l:libcuda.so.1 -lpthread
+if [ "${FAKE:-0}" = 1 ]; then DRIVER=$B/fake; else DRIVER=$B/bench-stub; fi
+export LD_LIBRARY_PATH=$DRIVER VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp
 LIBS="library=$B/libvramtrace.so ${LIBS:-}"
 T=$(mktemp)
 for r in $(seq "$ROUNDS"); do
@@ -21,6 +29,7 @@ for r in $(seq "$ROUNDS"); do
     done
   done
 done
+echo "driver: $DRIVER"
 sed 's/^/  round /' "$T"
 med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 for mode in plain async; do
