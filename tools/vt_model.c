@@ -558,6 +558,10 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
              * the blocks live in them come back. */
             uint64_t held = w->matched_bytes + w->orphan_bytes;
             uint64_t in_use = w->allocated_in_matched < w->matched_bytes ? w->allocated_in_matched : w->matched_bytes;
+            /* The allocator's own total, read after its block list: blocks the list caught that the total
+             * no longer counts were an operator's temporaries, freed before our table was read. */
+            if (w->own_allocated != VT_DF_UNKNOWN && w->own_allocated < in_use)
+                in_use = w->own_allocated;
             uint64_t out = held < v->allocated ? held : v->allocated;
             v->allocated = v->allocated - out + in_use;
             seg_cached += out - (in_use < out ? in_use : out);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Remakes the fixture dumps from the rig (after a format change), with every module path made
 # unreachable so that the golden outputs use the names recorded in the dumps on every machine. Then:
-# VRAMTRACE_GOLDEN_UPDATE=1 build/tests/t_golden, and review `git diff tests/data`. h200-torch-race.dump
+# VRAMTRACE_GOLDEN_UPDATE=1 build/tests/t_golden, and review `git diff tests/data`. h200-torch-race.*.dump
 # came from the H200 (gpu-test's example-torch_cache, 2026-12-03) through the same awk; it is not remade.
 set -eu
 B=$(cd "$(dirname "$0")/../../build" && pwd)
