@@ -60,6 +60,7 @@ static const struct scenario scenarios[] = {
     {"prog_driver", {"frees"}, {NULL}, 0, 2, BOTH},
     {"prog_driver", {"sigchain"}, {"LD_PRELOAD_AFTER=libsig_early.so"}, 0, 3, BOTH},
     {"prog_driver", {"threads", "300"}, {NULL}, 0, 2, ASAN},
+    {"prog_driver", {"xthread"}, {NULL}, 0, 3, ASAN},
     {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_INTERVAL=1"}, 0, 3, BOTH},
     {"prog_safety", {"mix"}, {NULL}, 0, 6, BOTH},
     {"prog_safety", {"oomburst"}, {NULL}, 0, 2, BOTH},
