@@ -8,9 +8,10 @@ set -u
 B=$PWD/build
 ROUNDS=${1:-3} N=${2:-100000} CPUS=${CPUS:-6}
 export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp OMP_NUM_THREADS=1
+CONFS="bare defaults native32 python_off depth0 both_off"
 T=$(mktemp)
 for r in $(seq "$ROUNDS"); do
-  for c in bare defaults native32 python_off depth0 both_off; do
+  for c in $CONFS; do
     case $c in
       bare) pre= ;; defaults) pre="LD_PRELOAD=$B/libvramtrace.so" ;;
       native32) pre="LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_PY_NATIVE_DEPTH=32" ;;
@@ -25,7 +26,7 @@ done
 sed 's/^/  round /' "$T"
 med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 bare=$(awk '$2 == "bare" {print $3}' "$T" | med)
-for c in bare defaults native32 python_off depth0 both_off; do
+for c in $CONFS; do
   v=$(awk -v c=$c '$2 == c {print $3}' "$T" | med)
   echo "torch cudaMallocAsync tensor, ns per allocation: $c $v (library adds $(awk -v a="$v" -v b="$bare" 'BEGIN {printf "%.0f", a - b}'))"
 done

@@ -31,8 +31,7 @@ __thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
 static struct {
     pthread_mutex_t lock;
     struct vt_stack *by_key;
-    char pad[64 - sizeof(pthread_mutex_t) % 64]; /* a shard's lock on a cache line of its own */
-} vt_shards[VT_STACK_SHARDS];
+} __attribute__((aligned(64))) vt_shards[VT_STACK_SHARDS]; /* a shard's lock on cache lines of its own */
 static pthread_mutex_t vt_list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_stack *vt_stacks_list;
 static uint32_t vt_stacks_count;

@@ -117,22 +117,27 @@ static struct vt_shard *vt_shard_mine(void)
  * answer. 1 MiB, its pages touched as used. */
 #define VT_HINT_BITS 20
 static uint8_t vt_hint[1u << VT_HINT_BITS];
+_Static_assert(VT_SHARDS < 255, "a hint holds a shard's index + 1 in a byte");
 
 static uint8_t *vt_hint_at(uint64_t addr, uint8_t space)
 {
     return &vt_hint[((addr ^ space) * 0x9e3779b97f4a7c15ull) >> (64 - VT_HINT_BITS)];
 }
 
-/* sh NULL: clears the hint if it names from. */
-static void vt_hint_set(uint64_t addr, uint8_t space, const struct vt_shard *sh, const struct vt_shard *from)
+static void vt_hint_set(uint64_t addr, uint8_t space, const struct vt_shard *sh)
 {
     uint8_t *h = vt_hint_at(addr, space);
-    uint8_t now = __atomic_load_n(h, __ATOMIC_RELAXED);
-    uint8_t v = sh ? (uint8_t)(sh - vt_shards + 1) : 0;
-    if (!sh && now != (uint8_t)(from - vt_shards + 1))
-        return;
-    if (now != v) /* no write, so no cache line taken, when it says so already */
+    uint8_t v = (uint8_t)(sh - vt_shards + 1);
+    if (__atomic_load_n(h, __ATOMIC_RELAXED) != v) /* no write, so no cache line taken, when it says so */
         __atomic_store_n(h, v, __ATOMIC_RELAXED);
+}
+
+/* After an entry left shard from: the hint is cleared unless a colliding address has taken it since. */
+static void vt_hint_clear(uint64_t addr, uint8_t space, const struct vt_shard *from)
+{
+    uint8_t *h = vt_hint_at(addr, space);
+    if (__atomic_load_n(h, __ATOMIC_RELAXED) == (uint8_t)(from - vt_shards + 1))
+        __atomic_store_n(h, 0, __ATOMIC_RELAXED);
 }
 
 /* NULL: no hint. */
@@ -337,7 +342,7 @@ void vt_table_add(struct vt_alloc *a)
         vt_count_alloc_locked(&sh->c, a->api, a->kind, a->size);
     vt_mutex_unlock(&sh->lock);
     if (kept)
-        vt_hint_set(a->addr, a->space, sh, NULL);
+        vt_hint_set(a->addr, a->space, sh);
     else
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
 }
@@ -351,7 +356,7 @@ static int vt_remove_in(struct vt_shard *sh, uint64_t addr, uint8_t space, struc
     vt_mutex_unlock(&sh->lock);
     if (slot == VT_SLAB_NONE)
         return 0;
-    vt_hint_set(addr, space, NULL, sh);
+    vt_hint_clear(addr, space, sh);
     return 1;
 }
 
@@ -384,7 +389,7 @@ void vt_table_restore(const struct vt_alloc *a)
     }
     vt_mutex_unlock(&sh->lock);
     if (kept)
-        vt_hint_set(a->addr, a->space, sh, NULL);
+        vt_hint_set(a->addr, a->space, sh);
 }
 
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total)
@@ -411,7 +416,7 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
             break;
         }
         vt_take_locked(sh, slot, got < max ? &out[got] : NULL);
-        vt_hint_set(cur, space, NULL, sh);
+        vt_hint_clear(cur, space, sh);
         cur += sz;
         got += got < max;
         removed++;
@@ -423,7 +428,7 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
             const struct vt_alloc *e = vt_slab_entry(&sh->slab, slot);
             if (e->kind != VT_KIND_VMM_MAP || e->addr < addr || e->addr >= end)
                 continue;
-            vt_hint_set(e->addr, space, NULL, sh);
+            vt_hint_clear(e->addr, space, sh);
             vt_take_locked(sh, slot, got < max ? &out[got] : NULL);
             got += got < max;
             removed++;
