@@ -86,9 +86,15 @@ struct vt_shard {
 static struct vt_shard vt_shards[VT_SHARDS];
 static pthread_once_t vt_shards_once = PTHREAD_ONCE_INIT;
 
-/* Device memory reserved and its peak, per device, over every shard and the physical handles: a peak
- * is of the sum, so these are kept whole, with atomics, each device's on a cache line of its own.
+/* Device memory reserved and its peak, per device. A shared total that every plain allocation changed
+ * would move its cache line between cores at each one (16 threads' pairs cost 5x one thread's on the
+ * H200 host), so each shard keeps, under its own lock, the bytes it has not yet added to the shared
+ * total, and adds them when they pass VT_RESERVED_SLACK either way: reserved is the total plus every
+ * shard's remainder, exact. The peak is checked at every addition against the total plus the adding
+ * shard's remainder: exact while one shard at a time holds a remainder (one allocating thread; every
+ * allocation of VT_RESERVED_SLACK or more), otherwise within VT_RESERVED_SLACK per other shard.
  * vt_max_device likewise, read by every allocation and written almost never: a line of its own too. */
+#define VT_RESERVED_SLACK ((int64_t)1 << 20)
 static struct {
     uint64_t now, peak;
 } __attribute__((aligned(64))) vt_reserved[VT_MAX_DEVICES];
@@ -198,19 +204,35 @@ static void vt_device_seen(int device)
         ;
 }
 
+/* c: the shard's counters (or vt_c), under its lock; delta: bytes reserved (negative: released). */
+static void vt_reserved_change(struct vt_counters *c, int device, int64_t delta)
+{
+    int64_t rest = c->reserved_rest[device] + delta;
+    uint64_t total;
+    if (rest > VT_RESERVED_SLACK || rest < -VT_RESERVED_SLACK) {
+        total = __atomic_add_fetch(&vt_reserved[device].now, (uint64_t)rest, __ATOMIC_RELAXED);
+        rest = 0;
+    } else {
+        total = __atomic_load_n(&vt_reserved[device].now, __ATOMIC_RELAXED);
+    }
+    c->reserved_rest[device] = rest;
+    if (delta <= 0)
+        return;
+    uint64_t now = total + (uint64_t)rest;
+    uint64_t peak = __atomic_load_n(&vt_reserved[device].peak, __ATOMIC_RELAXED);
+    while ((int64_t)(now - peak) > 0 &&
+           !__atomic_compare_exchange_n(&vt_reserved[device].peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
 /* c: the shard's counters (or vt_c for physical handles), under its lock. */
 static void vt_live_add_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size)
 {
     c->live_count[k]++;
     c->live_bytes[k] += size;
     vt_device_seen(device);
-    if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES) {
-        uint64_t now = __atomic_add_fetch(&vt_reserved[device].now, size, __ATOMIC_RELAXED);
-        uint64_t peak = __atomic_load_n(&vt_reserved[device].peak, __ATOMIC_RELAXED);
-        while (now > peak &&
-               !__atomic_compare_exchange_n(&vt_reserved[device].peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            ;
-    }
+    if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
+        vt_reserved_change(c, device, (int64_t)size);
 }
 
 static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size)
@@ -218,7 +240,7 @@ static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device
     c->live_count[k]--;
     c->live_bytes[k] -= size;
     if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
-        __atomic_sub_fetch(&vt_reserved[device].now, size, __ATOMIC_RELAXED);
+        vt_reserved_change(c, device, -(int64_t)size);
 }
 
 /* The thread id, asked of the kernel once per thread; a fork child inherits the forking thread's
@@ -650,6 +672,8 @@ static void vt_counters_add(struct vt_counters *to, const struct vt_counters *fr
         to->live_count[k] += from->live_count[k];
         to->live_bytes[k] += from->live_bytes[k];
     }
+    for (int d = 0; d < VT_MAX_DEVICES; d++)
+        to->reserved_rest[d] += from->reserved_rest[d];
     to->replaced += from->replaced;
     to->dropped += from->dropped;
 }
@@ -675,8 +699,10 @@ static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_p
     for (int i = 0; i < VT_SHARDS; i++)
         vt_counters_add(&s->c, &vt_shards[i].c);
     for (int d = 0; d < VT_MAX_DEVICES; d++) {
-        s->c.reserved[d] = __atomic_load_n(&vt_reserved[d].now, __ATOMIC_RELAXED);
+        s->c.reserved[d] = __atomic_load_n(&vt_reserved[d].now, __ATOMIC_RELAXED) + (uint64_t)s->c.reserved_rest[d];
         s->c.reserved_peak[d] = __atomic_load_n(&vt_reserved[d].peak, __ATOMIC_RELAXED);
+        if (s->c.reserved_peak[d] < s->c.reserved[d])
+            s->c.reserved_peak[d] = s->c.reserved[d];
     }
     s->c.max_device = __atomic_load_n(&vt_max_device, __ATOMIC_RELAXED);
     s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);

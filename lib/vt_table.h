@@ -107,6 +107,7 @@ struct vt_counters {
     struct vt_kind_counters kind[VT_KIND_COUNT];
     uint64_t live_count[VT_KIND_COUNT], live_bytes[VT_KIND_COUNT];
     uint64_t reserved[VT_MAX_DEVICES], reserved_peak[VT_MAX_DEVICES];
+    int64_t reserved_rest[VT_MAX_DEVICES]; /* the table's own: bytes not yet in the shared total */
     int32_t max_device; /* highest device ordinal seen, -1 for none */
     uint64_t unknown_frees, unwatched_lookups, dropped, replaced, oom_events;
     uint64_t snap_hold_ns; /* the longest a lock of the table was held in one go by this snapshot */

@@ -203,7 +203,12 @@ static void test_cross_thread(void)
     is_str(b, a, "the pool handed the unseen-freed address to the main thread");
     is_u64(count_allocs(&d[0], "device", "cuMemAlloc_v2", 4096), 64, "64 allocations of the thread");
     is_u64(count_allocs(&d[0], "async", NULL, 5120), 1, "its stream-ordered one, freed unseen, still held");
+    /* 256 KiB in small allocations stays in the thread's shard, short of the shared total: still counted. */
+    is_u64(d[0].devices[0].reserved, 64 * 4096, "reserved: the thread's 64 allocations, not yet in the shared total");
+    is_u64(d[0].devices[0].reserved_peak, 64 * 4096, "peak: exact, one thread allocating");
     is_u64(count_allocs(&d[1], "device", NULL, 0), 0, "all 64 freed by the main thread");
+    is_u64(d[1].devices[0].reserved, 0, "reserved back to 0 after frees from another thread");
+    is_u64(d[1].devices[0].reserved_peak, 64 * 4096, "peak remembered");
     is_u64(vt_df_counter(&d[1], "unknown_frees"), 0, "none of those frees unknown");
     is_u64(count_allocs(&d[1], "async", NULL, 5120), 1, "the address again: one entry, not two");
     is_u64(vt_df_counter(&d[1], "replaced"), 1, "the stale one counted replaced");
