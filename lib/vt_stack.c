@@ -117,8 +117,18 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
 }
 
 /* Frames of our own at the top of a stack (the hook, vt_call's begin, vt_stack_capture: 3 measured),
- * unwound and then skipped, with room to spare. */
+ * unwound and then skipped: at most this many. Each unwound frame costs ~20 ns, so a capture asks for
+ * as many as the most seen so far (vt_own_seen), and again for more when a new route has more. */
 #define VT_OWN_FRAMES 8
+static int vt_own_seen = 3;
+
+static int vt_own_count(void *const *raw, int got)
+{
+    int skip = 0;
+    while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
+        skip++;
+    return skip;
+}
 
 uint32_t vt_stack_capture(void)
 {
@@ -131,7 +141,7 @@ uint32_t vt_stack_capture(void)
     uint32_t py = vt_pycapture();
     int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
     void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + 1];
-    int got = 0;
+    int got = 0, skip = 0;
     if (depth > 0) {
         /* Sequentially consistent, against the fork handler's store to vt_forking and its sum of these. */
         vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
@@ -141,12 +151,21 @@ uint32_t vt_stack_capture(void)
                 sched_yield();
             vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
         }
-        got = unw_backtrace(raw, depth + VT_OWN_FRAMES);
+        int own = __atomic_load_n(&vt_own_seen, __ATOMIC_RELAXED);
+        for (;;) {
+            got = unw_backtrace(raw, depth + own);
+            skip = vt_own_count(raw, got);
+            /* More of ours than asked for, so the program's frames were cut short: again, with room. */
+            if (got < depth + own || skip <= own || own >= VT_OWN_FRAMES)
+                break;
+            own = skip < VT_OWN_FRAMES ? skip : VT_OWN_FRAMES;
+            int seen = __atomic_load_n(&vt_own_seen, __ATOMIC_RELAXED);
+            while (seen < own &&
+                   !__atomic_compare_exchange_n(&vt_own_seen, &seen, own, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
+        }
         vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
     }
-    int skip = 0;
-    while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
-        skip++;
     int n = got - skip;
     if (n > depth)
         n = depth;

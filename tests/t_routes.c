@@ -36,6 +36,17 @@ static void check_route(const char *prog, const char *mode, uint64_t size, const
     }
     free_dumps(d, n);
     run_free(&r);
+
+    /* Two frames kept: both the program's, however many of our own the route has above them (a
+     * capture asks for as many of ours as it has seen, and again for more when a route has more). */
+    const char *env[] = {"VRAMTRACE_DEPTH=2", NULL};
+    run_prog(&r, prog, args, env, 1);
+    n = load_dumps(&r, d, 4);
+    const struct vt_df_alloc *a = n == 1 ? find_alloc(&d[0], size) : NULL;
+    const struct vt_df_stack *st = a ? vt_df_stack(&d[0], a->stack) : NULL;
+    ok(st && st->n == 2, "%s %s, VRAMTRACE_DEPTH=2: two frames (%u)", prog, mode, st ? st->n : 0);
+    free_dumps(d, n);
+    run_free(&r);
 }
 
 int main(void)
