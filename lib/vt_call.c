@@ -18,9 +18,31 @@ struct vt_tls {
 
 static __thread struct vt_tls vt_tls __attribute__((tls_model("initial-exec")));
 
+/* Timing a call (vt_selfcost.h): from the hook's start to the real call, and from its return to the
+ * hook's end. */
+static void vt_self_start(struct vt_call *c)
+{
+    c->timed = vt_self_pick();
+    if (c->timed)
+        c->self_t = vt_self_now();
+}
+
+static void vt_self_ready(struct vt_call *c)
+{
+    if (c->timed)
+        c->self_ns = vt_self_now() - c->self_t;
+}
+
+static void vt_self_done(const struct vt_call *c)
+{
+    if (c->timed && c->after_done)
+        vt_self_add(c->self_ns + (vt_self_now() - c->self_t));
+}
+
 static void vt_begin_common(struct vt_call *c, enum vt_fn api)
 {
     c->saved_errno = errno;
+    vt_self_start(c);
     vt_activate();
     c->after_done = 0;
     c->api = api;
@@ -38,23 +60,27 @@ void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
     vt_begin_common(c, api);
     if (!vt_tls.outer_api)
         c->stack = vt_stack_capture();
+    vt_self_ready(c);
     errno = c->saved_errno;
 }
 
 void vt_call_plain_begin(struct vt_call *c, enum vt_fn api)
 {
     vt_begin_common(c, api);
+    vt_self_ready(c);
     errno = c->saved_errno;
 }
 
 void vt_call_end(struct vt_call *c)
 {
+    vt_self_done(c);
     errno = c->saved_errno;
 }
 
 void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
 {
     c->saved_errno = errno;
+    vt_self_start(c);
     vt_activate();
     c->after_done = 0;
     c->api = api;
@@ -72,6 +98,7 @@ void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
     vt_tls.outer_api = (int)c->api;
     vt_tls.outer_stack = c->stack;
     vt_tls.outer_seen = 0;
+    vt_self_ready(c);
     errno = c->saved_errno;
 }
 
@@ -87,6 +114,7 @@ void vt_call_runtime_end(struct vt_call *c)
     vt_tls.outer_api = c->prev_outer_api;
     vt_tls.outer_stack = c->prev_outer_stack;
     vt_tls.outer_seen = c->prev_seen || (c->prev_outer_api && seen);
+    vt_self_done(c);
     errno = c->saved_errno;
 }
 
@@ -162,6 +190,7 @@ void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum v
     vt_call_plain_begin(c, api);
     c->free_addr = addr;
     c->free_ours = vt_call_free_take(addr, space, &c->taken);
+    vt_self_ready(c);
     errno = c->saved_errno;
 }
 

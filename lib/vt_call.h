@@ -20,6 +20,8 @@ struct vt_call {
     uint64_t free_addr; /* a free: the address, whether it was ours, and its entry */
     int free_ours;
     struct vt_alloc taken;
+    int timed;        /* one of the calls timed (vt_selfcost.h): self_ns so far, self_t the clock then */
+    uint64_t self_t, self_ns;
 };
 
 /* An allocating driver call: stack now (unless a runtime call above us took it). */
@@ -30,10 +32,14 @@ void vt_call_plain_begin(struct vt_call *c, enum vt_fn api);
  * after our bookkeeping. Only the first call counts, so a wrapper that does its own bookkeeping calls
  * it at once and may still end with one of the *_end functions below. */
 #include <errno.h>
+#include "vt_selfcost.h"
 static inline void vt_call_after(struct vt_call *c)
 {
-    if (!c->after_done)
+    if (!c->after_done) {
         c->saved_errno = errno;
+        if (c->timed)
+            c->self_t = vt_self_now();
+    }
     c->after_done = 1;
 }
 void vt_call_end(struct vt_call *c);

@@ -24,6 +24,7 @@
 #include "vt_config.h"
 #include "vt_devices.h"
 #include "vt_dump.h"
+#include "vt_selfcost.h"
 #include "vt_dumper.h"
 #include "vt_log.h"
 #include "vt_modules.h"
@@ -303,6 +304,12 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, "counter %s %llu\n", counters[i].name,
                 (unsigned long long)*(const uint64_t *)((const char *)&s->c + counters[i].off));
+    struct vt_selfcost self;
+    vt_selfcost_read(&self);
+    vt_outf(f, "counter self_hook_samples %llu\ncounter self_hook_ns %llu\ncounter self_threads_ns %llu\n"
+               "counter process_cpu_ns %llu\n",
+            (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns,
+            (unsigned long long)self.threads_ns, (unsigned long long)self.process_ns);
     for (int a = 0; a < VT_FN_COUNT; a++) {
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)

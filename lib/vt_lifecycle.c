@@ -14,6 +14,7 @@
 #include "vt_dump.h"
 #include "vt_dumper.h"
 #include "vt_lifecycle.h"
+#include "vt_selfcost.h"
 #include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_pycapture.h"
@@ -85,6 +86,7 @@ static void vt_atfork_child(void)
     vt_blocks_atfork_child();
     vt_dump_atfork_child();
     vt_dumper_atfork_child();
+    vt_selfcost_atfork_child();
     /* The child is quiet until it makes a CUDA call of its own (its signal handler, inherited, stays). */
     atomic_store(&vt_active, 0);
 }

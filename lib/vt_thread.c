@@ -1,11 +1,30 @@
 /* Starting vramtrace's own threads (vt_thread.h): the signal mask is inherited, so it is filled around
  * pthread_create and restored for the calling thread. And the deadlines they wait with. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
+#include "vt_selfcost.h"
 #include "vt_thread.h"
+
+struct vt_thread_job {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+/* Every thread of ours runs through here, so that its CPU time counts as vramtrace's (vt_selfcost.h). */
+static void *vt_thread_main(void *p)
+{
+    struct vt_thread_job job = *(struct vt_thread_job *)p;
+    free(p);
+    int slot = vt_self_thread_begin();
+    void *r = job.fn(job.arg);
+    vt_self_thread_end(slot);
+    return r;
+}
 
 int vt_thread_start(void *(*fn)(void *), void *arg, const char *name)
 {
@@ -16,7 +35,14 @@ int vt_thread_start(void *(*fn)(void *), void *arg, const char *name)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t t;
-    int err = pthread_create(&t, &attr, fn, arg);
+    struct vt_thread_job *job = malloc(sizeof *job);
+    int err = job ? 0 : EAGAIN;
+    if (job) {
+        *job = (struct vt_thread_job){fn, arg};
+        err = pthread_create(&t, &attr, vt_thread_main, job);
+        if (err)
+            free(job);
+    }
     if (!err)
         pthread_setname_np(t, name);
     pthread_attr_destroy(&attr);

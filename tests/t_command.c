@@ -40,6 +40,8 @@ static void test_report(const struct run *grow)
     const char *site = strstr(r.out, "3.0 MiB in 3 × device (cuMemAlloc_v2)");
     ok(site && strstr(site, "grow_leak_site (") && strstr(r.out, "2.0 MiB in 1 × device"), "report: sites by bytes, with frames");
     ok(!strstr(r.out, "__libc_start_main") && !strstr(r.out, "_start+"), "report: start-up frames folded away");
+    const char *self = strstr(r.out, "\n  vramtrace     ~");
+    ok(self && strstr(self, "s of the process's") && strstr(self, "ns a call"), "report: what vramtrace cost the process");
     run_free(&r);
 
     cmd(&r, "report", p3, "--json", NULL, NULL);
@@ -50,6 +52,7 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"library\":null,\"class\":\"allocated\",\"live_count\":3,\"live_bytes\":3145728") != NULL,
        "report --json: the leak site's count and bytes");
     ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");
+    ok(strstr(r.out, "\"self_cost\":{\"hook_ns\":") != NULL, "report --json: what vramtrace cost the process");
     run_free(&r);
 
     cmd(&r, "report", p3, "--folded", NULL, NULL);

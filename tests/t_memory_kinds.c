@@ -220,6 +220,17 @@ static void test_cross_thread(void)
         frees += d[1].apis[j].frees;
     }
     is_u64(allocs - frees, d[1].nallocs, "allocations - frees = live entries");
+    /* What vramtrace cost: every 61st hook call of each thread timed (lib/vt_selfcost.h). */
+    uint64_t calls = 0;
+    for (size_t j = 0; j < d[1].napis; j++)
+        calls += d[1].apis[j].calls;
+    uint64_t samples = vt_df_counter(&d[1], "self_hook_samples");
+    ok(samples >= calls / 61 - 1 && samples <= calls / 61 + 2, "self cost: every 61st call timed (%llu of %llu)",
+       (unsigned long long)samples, (unsigned long long)calls);
+    ok(vt_df_counter(&d[1], "self_hook_ns") > 0 && vt_df_counter(&d[1], "self_threads_ns") > 0,
+       "self cost: time in hooks and in the dumper thread");
+    ok(vt_df_counter(&d[1], "process_cpu_ns") >= vt_df_counter(&d[1], "self_threads_ns"),
+       "self cost: the process's CPU holds its threads'");
     free_dumps(d, n);
     run_free(&r);
 }

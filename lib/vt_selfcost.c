@@ -1,0 +1,114 @@
+/* vramtrace's own cost (vt_selfcost.h). Hook time: sampled, as profilers that report their overhead do,
+ * since reading a clock twice around every call would itself cost a tenth of a hook. Threads: each of
+ * ours is registered while it runs (its CPU clock read live at a dump) and adds its total when it
+ * ends; the registry's lock keeps a thread from ending while its clock is read. */
+#include <pthread.h>
+#include <time.h>
+
+#include "vt_selfcost.h"
+#include "vt_stripe.h"
+
+__thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
+
+static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ns[VT_STRIPES];
+
+#define VT_SELF_THREADS 16
+static pthread_mutex_t vt_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int used;
+    clockid_t clock;
+} vt_reg[VT_SELF_THREADS];
+static uint64_t vt_threads_done_ns;
+
+static uint64_t vt_clock_ns(clockid_t c)
+{
+    struct timespec t;
+    if (clock_gettime(c, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+uint64_t vt_self_now(void)
+{
+    return vt_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* What reading the clock adds to a timed span (each span holds one read's worth), measured once as the
+ * least of a few back-to-back reads and taken off each timed call's two spans. */
+static uint64_t vt_self_read_ns = UINT64_MAX;
+
+static uint64_t vt_self_read_cost(void)
+{
+    uint64_t c = __atomic_load_n(&vt_self_read_ns, __ATOMIC_RELAXED);
+    if (c != UINT64_MAX)
+        return c;
+    c = UINT64_MAX;
+    for (int i = 0; i < 32; i++) {
+        uint64_t a = vt_self_now(), b = vt_self_now();
+        if (b - a < c)
+            c = b - a;
+    }
+    __atomic_store_n(&vt_self_read_ns, c, __ATOMIC_RELAXED);
+    return c;
+}
+
+void vt_self_add(uint64_t ns)
+{
+    uint64_t reads = 2 * vt_self_read_cost();
+    ns = ns > reads ? ns - reads : 0;
+    vt_stripe_add(vt_self_samples, 1, __ATOMIC_RELAXED);
+    vt_stripe_add(vt_self_ns, ns, __ATOMIC_RELAXED);
+}
+
+int vt_self_thread_begin(void)
+{
+    clockid_t c;
+    if (pthread_getcpuclockid(pthread_self(), &c) != 0)
+        return -1;
+    pthread_mutex_lock(&vt_reg_lock);
+    int slot = -1;
+    for (int i = 0; i < VT_SELF_THREADS && slot < 0; i++)
+        if (!vt_reg[i].used)
+            slot = i;
+    if (slot >= 0) {
+        vt_reg[slot].used = 1;
+        vt_reg[slot].clock = c;
+    }
+    pthread_mutex_unlock(&vt_reg_lock);
+    return slot;
+}
+
+void vt_self_thread_end(int slot)
+{
+    uint64_t ns = vt_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    pthread_mutex_lock(&vt_reg_lock);
+    vt_threads_done_ns += ns;
+    if (slot >= 0)
+        vt_reg[slot].used = 0;
+    pthread_mutex_unlock(&vt_reg_lock);
+}
+
+void vt_selfcost_read(struct vt_selfcost *out)
+{
+    out->hook_samples = vt_stripe_sum(vt_self_samples, __ATOMIC_RELAXED);
+    out->hook_ns = vt_stripe_sum(vt_self_ns, __ATOMIC_RELAXED) * VT_SELF_EVERY;
+    pthread_mutex_lock(&vt_reg_lock);
+    out->threads_ns = vt_threads_done_ns;
+    for (int i = 0; i < VT_SELF_THREADS; i++)
+        if (vt_reg[i].used)
+            out->threads_ns += vt_clock_ns(vt_reg[i].clock);
+    pthread_mutex_unlock(&vt_reg_lock);
+    out->process_ns = vt_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+void vt_selfcost_atfork_child(void)
+{
+    /* The child has none of our threads, and its own clocks start at zero. */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    vt_reg_lock = mu;
+    for (int i = 0; i < VT_SELF_THREADS; i++)
+        vt_reg[i].used = 0;
+    vt_threads_done_ns = 0;
+    for (int i = 0; i < VT_STRIPES; i++)
+        vt_self_samples[i].v = vt_self_ns[i].v = 0;
+}

@@ -1,0 +1,40 @@
+/* What vramtrace costs the process it runs in, measured by itself, so that a user can read the price of
+ * leaving it on from any dump: the time its hooks take (timed at every VT_SELF_EVERY-th call of each
+ * thread, so the timing costs almost nothing), and the CPU time of its own threads. */
+#ifndef VT_SELFCOST_H
+#define VT_SELFCOST_H
+
+#include <stdint.h>
+
+/* An odd prime: a thread that alternates allocations and frees has both timed. */
+#define VT_SELF_EVERY 61
+
+struct vt_selfcost {
+    uint64_t hook_samples;  /* hook calls timed */
+    uint64_t hook_ns;       /* estimated time in hooks: the timed calls' time x VT_SELF_EVERY */
+    uint64_t threads_ns;    /* CPU time of vramtrace's own threads, finished and running */
+    uint64_t process_ns;    /* CPU time of the whole process */
+};
+
+/* Whether this call of the calling thread is one to time. */
+static inline int vt_self_pick(void)
+{
+    extern __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
+    if (++vt_self_tick < VT_SELF_EVERY)
+        return 0;
+    vt_self_tick = 0;
+    return 1;
+}
+
+uint64_t vt_self_now(void);
+/* ns: a timed call's time in the hook, outside the real call. */
+void vt_self_add(uint64_t ns);
+
+/* For vt_thread.c: a thread of ours begins and ends (under the registry's lock, with its CPU clock). */
+int vt_self_thread_begin(void);
+void vt_self_thread_end(int slot);
+
+void vt_selfcost_read(struct vt_selfcost *out);
+void vt_selfcost_atfork_child(void);
+
+#endif
