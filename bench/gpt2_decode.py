@@ -5,8 +5,13 @@
 # of BATCHES batches of REQUESTS requests, and with "dump" takes one vramtrace dump after the warm-up (as
 # an operator would; with VRAMTRACE_TORCH_HISTORY=dump that switches torch's block history on).
 # BENCH_TORCH_HISTORY=1 switches torch's own _record_memory_history() on instead: the anchor. Under
-# bench/pingpong.py it takes turns instead (bench/turns.py), a batch of REQUESTS requests per turn.
-#   gpt2_decode.py BATCHES REQUESTS [dump]
+# bench/pingpong.py it takes turns instead (bench/turns.py), a batch of REQUESTS requests per turn. With
+# "selfcost", a dump also before and after the measured batches: `vramtrace diff` of the two says what
+# the library cost the process in between (its self-timed hooks and threads against the process's CPU).
+# With "historyab", no library needed: torch's block history as the library arms it (enabled="state",
+# context="alloc", stacks="python") switched on and off batch by batch in this one process; prints the
+# median ratio of throughput with it to throughput without it, pairs of batches side by side.
+#   gpt2_decode.py BATCHES REQUESTS [dump|selfcost|historyab]
 import ctypes
 import os
 import statistics
@@ -21,7 +26,8 @@ import turns
 
 logging.set_verbosity_error()
 batches, requests = int(sys.argv[1]), int(sys.argv[2])
-take_dump = len(sys.argv) > 3 and sys.argv[3] == "dump"
+take_dump = len(sys.argv) > 3 and sys.argv[3] in ("dump", "selfcost")
+self_cost = len(sys.argv) > 3 and sys.argv[3] == "selfcost"
 torch.manual_seed(0)
 if os.environ.get("BENCH_TORCH_HISTORY") == "1":
     torch.cuda.memory._record_memory_history()
@@ -39,16 +45,38 @@ def batch(n):
     return n * NEW / (time.perf_counter() - t)
 
 
+
+
+def dump():
+    buf = ctypes.create_string_buffer(4096)
+    lib = ctypes.CDLL(None)
+    if hasattr(lib, "vramtrace_dump") and lib.vramtrace_dump(buf, ctypes.c_size_t(4096)) == 0:
+        print("dump", buf.value.decode(), flush=True)
+
+
 with torch.no_grad():
     batch(3)
     if take_dump:
-        buf = ctypes.create_string_buffer(4096)
-        lib = ctypes.CDLL(None)
-        if hasattr(lib, "vramtrace_dump") and lib.vramtrace_dump(buf, ctypes.c_size_t(4096)) == 0:
-            print("dump", buf.value.decode(), flush=True)
+        dump()
         batch(2)
     if turns.serve(lambda: batch(requests)):  # under bench/pingpong.py
         sys.exit(0)
+    if len(sys.argv) > 3 and sys.argv[3] == "historyab":
+        ratios = []
+        for i in range(batches):
+            off = batch(requests)
+            torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+            on = batch(requests)
+            torch.cuda.memory._record_memory_history(enabled=None)
+            ratios.append(on / off)
+        print("history_ratios " + " ".join("%.3f" % r for r in ratios), flush=True)
+        print("history_ratio %.3f" % statistics.median(ratios), flush=True)
+        sys.exit(0)
+    if self_cost:
+        dump()
     rates = [batch(requests) for _ in range(batches)]
+    if self_cost:
+        dump()
+        print("tokens", batches * requests * NEW, flush=True)
 print("batches " + " ".join("%.1f" % r for r in rates), flush=True)
 print("tokens_per_s %.1f" % statistics.median(rates), flush=True)

@@ -26,8 +26,30 @@ echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPU
 python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$B/libvramtrace.so" "$@" -- \
   python3 bench/gpt2_decode.py 1 3 | tee /tmp/serving_$ALLOC.txt
 [ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
-# The Python call sites of one run with the defaults and a dump.
+# What the library cost one process in between two dumps, by its own count (vramtrace diff's
+# self_cost: its hooks, timed at every 61st call, and its threads, against the process's CPU), torch's
+# history off (the defaults until a first dump); then torch's block history switched on and off batch by
+# batch in one process without the library: what a first dump costs afterwards. Neither depends on
+# how the machine drifts, as both sides are measured in one process at once.
 [ "${ONE_RUN:-1}" = 0 ] && exit 0
-LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off taskset -c "$CPUS" python3 bench/gpt2_decode.py 1 1 dump > /tmp/one.txt 2>&1
-d=$(awk '/^dump/ {print $2}' /tmp/one.txt)
-echo "one run's dump ($d): $(grep -E '^counter ' "$d" 2>/dev/null | tr '\n' ' ')"
+for conf in defaults python_off:VRAMTRACE_PYTHON=0; do
+  env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p') \
+    taskset -c "$CPUS" python3 bench/gpt2_decode.py 10 3 selfcost > /tmp/one.txt 2>&1
+  set -- $(awk '/^dump/ {print $2}' /tmp/one.txt | tail -2)
+  tokens=$(awk '/^tokens/ {print $2}' /tmp/one.txt)
+  if [ $# -eq 2 ] && [ -n "$tokens" ]; then
+    "$B/vramtrace" diff --json "$1" "$2" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["self_cost"]; t = int(sys.argv[2])
+print("%s: library %.1f us a token (hooks %.1f, threads %.1f) of the process CPU %.1f us a token: %.2f %%; %d hook calls a token" % (
+    sys.argv[1], (c["hook_ns"] + c["threads_ns"]) / t / 1e3, c["hook_ns"] / t / 1e3, c["threads_ns"] / t / 1e3,
+    c["process_cpu_ns"] / t / 1e3, 100.0 * (c["hook_ns"] + c["threads_ns"]) / c["process_cpu_ns"], c["calls"] / t))' \
+      "${conf%%:*}" "$tokens"
+  else
+    echo "${conf%%:*}: no self cost (run failed)"; tail -3 /tmp/one.txt
+  fi
+  grep -E '^counter py_' "$2" 2>/dev/null | tr '\n' ' '; echo
+done
+taskset -c "$CPUS" python3 bench/gpt2_decode.py 15 3 historyab 2>&1 | grep history_ | tee -a /tmp/serving_$ALLOC.txt
+[ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
+exit 0

@@ -86,11 +86,14 @@ static void test_diff(const struct run *grow, const struct run *grow2)
     while (last > r.out && last[-1] != '\n')
         last--;
     ok(!strncmp(last, "verdict: leak-suspect", 21), "diff: ends with the verdict line (leak-suspect)");
+    const char *self = strstr(r.out, "\n  vramtrace     ~");
+    ok(self && strstr(self, "of CPU in between"), "diff: what vramtrace cost the process between the dumps");
     run_free(&r);
 
     cmd(&r, "diff", p1, p2, "--json", NULL);
     ok(r.status == 0 && strstr(r.out, "\"devices\":[{\"device\":0,\"reserved_delta\":1048576,\"allocated_delta\":1048576,\"cached_delta\":null}]"),
        "diff --json: device deltas");
+    ok(strstr(r.out, "\"self_cost\":{\"hook_ns\":") != NULL, "diff --json: vramtrace's cost in between");
     ok(strstr(r.out, "\"class\":\"allocated\",\"status\":\"changed\",\"old_bytes\":1048576,\"new_bytes\":2097152,"
                      "\"delta_bytes\":1048576,\"delta_count\":1") != NULL,
        "diff --json: the site's old, new and deltas");

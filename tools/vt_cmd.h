@@ -2,6 +2,8 @@
 #ifndef VT_CMD_H
 #define VT_CMD_H
 
+#include <stdio.h>
+
 int vt_cmd_run(int argc, char **argv);
 int vt_cmd_dump(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
@@ -18,5 +20,11 @@ int vt_usage_error(const char *verb, const char *fmt, ...) __attribute__((format
 
 /* Exit statuses shared by every verb. */
 #define VT_EXIT_USAGE 2 /* bad arguments or bad input file */
+
+/* What vramtrace cost the process (vt_model.h): a line of the text report (when is "" or " in between"),
+ * and the JSON object or null. */
+struct vt_self_cost;
+void vt_self_cost_text(const struct vt_self_cost *v, const char *when);
+void vt_self_cost_json(FILE *f, const struct vt_self_cost *v);
 
 #endif

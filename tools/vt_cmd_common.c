@@ -4,6 +4,7 @@
 
 #include "vt_cmd.h"
 #include "vt_dumpfile.h"
+#include "vt_model.h"
 
 int vt_load(const char *path, struct vt_dumpfile *d)
 {
@@ -23,4 +24,29 @@ int vt_usage_error(const char *verb, const char *fmt, ...)
     va_end(ap);
     fputs(" (vramtrace --help for usage)\n", stderr);
     return VT_EXIT_USAGE;
+}
+
+void vt_self_cost_text(const struct vt_self_cost *v, const char *when)
+{
+    if (!v->has)
+        return;
+    uint64_t ours = v->hook_ns + v->threads_ns;
+    printf("  %-13s ~%.3f s of the process's %.3f s of CPU%s", "vramtrace", (double)ours / 1e9, (double)v->process_ns / 1e9,
+           when);
+    if (v->process_ns)
+        printf(" (~%.2f %%)", 100.0 * (double)ours / (double)v->process_ns);
+    printf(": hooks ~%.3f s", (double)v->hook_ns / 1e9);
+    if (v->calls)
+        printf(" (%.0f ns a call, %llu calls)", (double)v->hook_ns / (double)v->calls, (unsigned long long)v->calls);
+    printf(", its own threads %.3f s\n", (double)v->threads_ns / 1e9);
+}
+
+void vt_self_cost_json(FILE *f, const struct vt_self_cost *v)
+{
+    if (v->has)
+        fprintf(f, "{\"hook_ns\":%llu,\"threads_ns\":%llu,\"process_cpu_ns\":%llu,\"calls\":%llu}",
+                (unsigned long long)v->hook_ns, (unsigned long long)v->threads_ns, (unsigned long long)v->process_ns,
+                (unsigned long long)v->calls);
+    else
+        fputs("null", f);
 }

@@ -134,6 +134,10 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
                           : res_total > 0        ? "cache-growth"
                           : res_total < 0 || alloc_total < 0 ? "shrink"
                                                              : "no-growth";
+    /* What vramtrace cost the process between the two dumps. */
+    struct vt_self_cost self = {0};
+    if (d[0].pid == d[1].pid)
+        self = vt_self_cost_between(&m[0].self, &m[1].self);
     char a[32], b[32];
     if (json) {
         printf("{\"old\":");
@@ -160,12 +164,16 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
                    (unsigned long long)(ch[i].new ? ch[i].new->bytes : 0), (long long)ch[i].delta_bytes,
                    (long long)ch[i].delta_count);
         }
-        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\"}", (long long)alloc_total,
+        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\",\"self_cost\":", (long long)alloc_total,
                (long long)res_total, verdict);
+        vt_self_cost_json(stdout, &self);
+        putchar('}');
     } else {
         printf("diff %s -> %s\n", paths[0], paths[1]);
-        if (d[0].pid == d[1].pid)
+        if (d[0].pid == d[1].pid) {
             printf("process %ld, %.1f s apart\n", d[0].pid, (double)(d[1].time_mono - d[0].time_mono) / 1e9);
+            vt_self_cost_text(&self, " in between");
+        }
         else
             printf("processes %ld and %ld: sites matched by their frames\n", d[0].pid, d[1].pid);
         for (int j = 0; j < ndd; j++) {

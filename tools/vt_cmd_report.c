@@ -118,43 +118,6 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
     putchar('\n');
 }
 
-/* What vramtrace cost the process, from its own counters (lib/vt_selfcost.h); has = 0 for a dump
- * written before they existed. */
-struct vt_self_view {
-    int has;
-    uint64_t hook_ns, threads_ns, process_ns, calls;
-};
-
-static struct vt_self_view vt_self_view(const struct vt_dumpfile *d)
-{
-    struct vt_self_view v = {0};
-    for (size_t i = 0; i < d->ncounters; i++)
-        if (!strcmp(d->counters[i].name, "self_hook_ns"))
-            v.has = 1;
-    if (!v.has)
-        return v;
-    v.hook_ns = vt_df_counter(d, "self_hook_ns");
-    v.threads_ns = vt_df_counter(d, "self_threads_ns");
-    v.process_ns = vt_df_counter(d, "process_cpu_ns");
-    for (size_t i = 0; i < d->napis; i++)
-        v.calls += d->apis[i].calls;
-    return v;
-}
-
-static void vt_self_text(const struct vt_self_view *v)
-{
-    if (!v->has)
-        return;
-    printf("  %-13s ~%.3f s of the process's %.3f s of CPU", "vramtrace", (double)(v->hook_ns + v->threads_ns) / 1e9,
-           (double)v->process_ns / 1e9);
-    if (v->process_ns)
-        printf(" (~%.2f %%)", 100.0 * (double)(v->hook_ns + v->threads_ns) / (double)v->process_ns);
-    printf(": hooks ~%.3f s", (double)v->hook_ns / 1e9);
-    if (v->calls)
-        printf(" (%.0f ns a call, %llu calls)", (double)v->hook_ns / (double)v->calls, (unsigned long long)v->calls);
-    printf(", its own threads %.3f s\n", (double)v->threads_ns / 1e9);
-}
-
 static void vt_bridges_text(const struct vt_dumpfile *d)
 {
     const struct vt_df_python *py = &d->python;
@@ -283,8 +246,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         vt_human(m->va_reserved, a, sizeof a);
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
     }
-    struct vt_self_view self = vt_self_view(d);
-    vt_self_text(&self);
+    vt_self_cost_text(&m->self, "");
     vt_bridges_text(d);
     vt_failed_text(o, m);
     int is_exit = !strcmp(d->reason, "exit");
@@ -398,13 +360,7 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
     }
     fprintf(f, "],\"host_pinned\":%llu,\"va_reserved\":%llu,\"self_cost\":", (unsigned long long)m->host_pinned,
             (unsigned long long)m->va_reserved);
-    struct vt_self_view self = vt_self_view(d);
-    if (self.has)
-        fprintf(f, "{\"hook_ns\":%llu,\"threads_ns\":%llu,\"process_cpu_ns\":%llu,\"calls\":%llu}",
-                (unsigned long long)self.hook_ns, (unsigned long long)self.threads_ns,
-                (unsigned long long)self.process_ns, (unsigned long long)self.calls);
-    else
-        fputs("null", f);
+    vt_self_cost_json(f, &m->self);
     fputs(",\"python\":", f);
     const struct vt_df_python *py = &d->python;
     if (py->present) {

@@ -430,11 +430,39 @@ static void vt_libraries(struct vt_model *m)
     }
 }
 
+static struct vt_self_cost vt_self_cost(const struct vt_dumpfile *d)
+{
+    struct vt_self_cost v = {0};
+    for (size_t i = 0; i < d->ncounters; i++)
+        if (!strcmp(d->counters[i].name, "self_hook_ns"))
+            v.has = 1;
+    if (!v.has)
+        return v;
+    v.hook_ns = vt_df_counter(d, "self_hook_ns");
+    v.threads_ns = vt_df_counter(d, "self_threads_ns");
+    v.process_ns = vt_df_counter(d, "process_cpu_ns");
+    for (size_t i = 0; i < d->napis; i++)
+        v.calls += d->apis[i].calls;
+    return v;
+}
+
+struct vt_self_cost vt_self_cost_between(const struct vt_self_cost *old, const struct vt_self_cost *new)
+{
+    struct vt_self_cost v = {0};
+    if (!old->has || !new->has || new->process_ns < old->process_ns || new->hook_ns < old->hook_ns ||
+        new->threads_ns < old->threads_ns || new->calls < old->calls)
+        return v;
+    v = (struct vt_self_cost){1, new->hook_ns - old->hook_ns, new->threads_ns - old->threads_ns,
+                              new->process_ns - old->process_ns, new->calls - old->calls};
+    return v;
+}
+
 int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
 {
     int full = (flags & VT_MODEL_FULL_STACKS) != 0;
     memset(m, 0, sizeof *m);
     m->d = d;
+    m->self = vt_self_cost(d);
     if (!(flags & VT_MODEL_NO_SYMBOLS))
         m->sym = vt_sym_open(d);
     for (int i = 0; i <= VT_MAX_DEV; i++) {

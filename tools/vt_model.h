@@ -61,6 +61,16 @@ struct vt_dev {
     struct vt_libs libs;           /* memory CUDA libraries took for themselves here */
 };
 
+/* What vramtrace cost the process up to the dump, from its own counters (lib/vt_selfcost.h); has = 0
+ * for a dump written before they existed. */
+struct vt_self_cost {
+    int has;
+    uint64_t hook_ns, threads_ns, process_ns, calls;
+};
+
+/* new - old, for two dumps of one process (has = 0 unless both have the counters and new is later). */
+struct vt_self_cost vt_self_cost_between(const struct vt_self_cost *old, const struct vt_self_cost *new);
+
 struct vt_model {
     const struct vt_dumpfile *d;
     struct vt_dev dev[VT_MAX_DEV + 1]; /* the last slot collects entries of no known device */
@@ -75,6 +85,7 @@ struct vt_model {
     size_t nfailed;
     struct vt_symbolizer *sym;          /* NULL: the names recorded in the dump only */
     struct vt_views views;              /* the caching allocators' views (vt_views.h) */
+    struct vt_self_cost self;
 };
 
 #define VT_MODEL_FULL_STACKS 1 /* keep every frame (--full-stacks) */
