@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-#define VRAMTRACE_FORMAT_VERSION 4
+#define VRAMTRACE_FORMAT_VERSION 5
 
 /* Writes a dump now, in the calling thread, with reason "api". On success returns 0 and, when
  * path is not NULL, copies the dump's path into path (at most len bytes, NUL-terminated).

@@ -41,7 +41,55 @@ def _torch_cuda():
 _warm = False
 
 
-def _torch(out):
+class _Stacks:
+    # Python stacks as dump records (pyframe, pystack), each frame and stack written once per dump.
+    def __init__(self, out):
+        self.out, self.frames, self.stacks = out, {}, {}
+
+    def of(self, frs):
+        # frs: (filename, line, name) innermost first; returns the pystack id, 0 for none.
+        if not frs:
+            return 0
+        ids = []
+        for key in frs:
+            fid = self.frames.get(key)
+            if fid is None:
+                fid = self.frames[key] = len(self.frames) + 1
+                self.out.append("pyframe %d %d %s %s" % (fid, max(0, int(key[1])), _word(key[2]), _text(key[0])))
+            ids.append(fid)
+        ids = tuple(ids)
+        sid = self.stacks.get(ids)
+        if sid is None:
+            sid = self.stacks[ids] = len(self.stacks) + 1
+            self.out.append("pystack %d %d %s" % (sid, len(ids), " ".join(map(str, ids))))
+        return sid
+
+    def mark(self):
+        return len(self.frames), len(self.stacks)
+
+    def undo(self, m):
+        # After a part failed and its records were taken out: forget what they defined.
+        self.frames = {k: v for k, v in self.frames.items() if v <= m[0]}
+        self.stacks = {k: v for k, v in self.stacks.items() if v <= m[1]}
+
+
+def _running(out, stacks):
+    # What each of the program's threads was running while the bridges held the GIL: memory that a
+    # statement still running then had allocated is in flight, not kept (a reader's diff tells them).
+    me = sys.modules["_thread"].get_ident()
+    for tid, f in sys._current_frames().items():
+        if tid == me:
+            continue
+        frs = []
+        while f is not None and len(frs) < 256:
+            frs.append((f.f_code.co_filename, f.f_lineno or 0, f.f_code.co_name))
+            f = f.f_back
+        sid = stacks.of(frs)
+        if sid:
+            out.append("running %d" % sid)
+
+
+def _torch(out, stacks):
     global _warm
     torch, why = _torch_cuda()
     if torch is None:
@@ -66,25 +114,8 @@ def _torch(out):
         st = torch.cuda.memory_stats(d)
         out.append("allocator torch %d %s %s %s" % (d, _word(backend), _num(st.get("allocated_bytes.all.current")),
                                                    _num(st.get("reserved_bytes.all.current"))))
-    frames, stacks = {}, {}
-
     def stack_of(frs):
-        if not frs:
-            return 0
-        ids = []
-        for f in frs:
-            key = (f.get("filename", "?"), f.get("line", 0), f.get("name", "?"))
-            fid = frames.get(key)
-            if fid is None:
-                fid = frames[key] = len(frames) + 1
-                out.append("pyframe %d %d %s %s" % (fid, max(0, int(key[1])), _word(key[2]), _text(key[0])))
-            ids.append(fid)
-        ids = tuple(ids)
-        sid = stacks.get(ids)
-        if sid is None:
-            sid = stacks[ids] = len(stacks) + 1
-            out.append("pystack %d %d %s" % (sid, len(ids), " ".join(map(str, ids))))
-        return sid
+        return stacks.of([(f.get("filename", "?"), f.get("line", 0), f.get("name", "?")) for f in frs or ()])
 
     for s in segments:
         pool = s.get("segment_pool_id", (0, 0))
@@ -98,7 +129,7 @@ def _torch(out):
     out.append("bridge torch ok %s allocator, %d segments" % (backend, len(segments)))
 
 
-def _cupy(out):
+def _cupy(out, stacks):
     cupy = sys.modules.get("cupy")
     if cupy is None:
         out.append("bridge cupy absent cupy is not imported")
@@ -112,17 +143,22 @@ def _cupy(out):
 
 def collect():
     out = []
-    for name, part in (("torch", _torch), ("cupy", _cupy)):
-        mark = len(out)
+    stacks = _Stacks(out)
+    for name, part in (("running", _running), ("torch", _torch), ("cupy", _cupy)):
+        mark, smark = len(out), stacks.mark()
         try:
-            part(out)
+            part(out, stacks)
         except KeyboardInterrupt:
             del out[mark:]
-            out.append("bridge %s error interrupted" % name)
+            stacks.undo(smark)
+            if name != "running":
+                out.append("bridge %s error interrupted" % name)
             _give_back_interrupt()
         except BaseException as e:
             del out[mark:]
-            out.append("bridge %s error %s: %s" % (name, _word(type(e).__name__), _text(e)[:300]))
+            stacks.undo(smark)
+            if name != "running":  # no threads' stacks: nothing is read as in flight
+                out.append("bridge %s error %s: %s" % (name, _word(type(e).__name__), _text(e)[:300]))
     return "\n".join(out) + "\n"
 
 

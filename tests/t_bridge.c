@@ -137,6 +137,42 @@ static void test_leak(void)
     run_free(&r);
 }
 
+/* A request's temporary that a dump catches in flight is not a leak; memory kept meanwhile still is. */
+static void test_in_flight(void)
+{
+    struct run r, c;
+    struct figures f1, f2, f3;
+    const char *always[] = {"VRAMTRACE_TORCH_HISTORY=always", NULL};
+    py(&r, "inflight", always);
+    int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
+              get_figures(&r, "third", &f3);
+    if (!ok(ran, "in flight: the program ran under the library, with three dumps")) {
+        diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+        run_free(&r);
+        return;
+    }
+    char buf[512];
+    ok(record(&r, f2.path, "running ", buf, sizeof buf) != NULL, "dump: the threads' running stacks");
+    cmd(&c, "diff", f1.path, f2.path, NULL);
+    const char *site = strstr(c.out, "[in flight]");
+    ok(c.status == 0 && site && strstr(site, "handle (torch_prog.py:"), "diff: the request's temporary, in flight, at handle");
+    /* The fake's allocator put it in a free segment: reserved did not grow either. */
+    ok(strstr(c.out, "verdict: no-growth") && strstr(c.out, "+16.0 MiB allocated by statements still running"),
+       "diff: no-growth, the 16 MiB in flight said and not counted");
+    run_free(&c);
+    cmd(&c, "diff", f1.path, f2.path, "--json");
+    ok(strstr(c.out, "\"in_flight_delta\":16777216,") && strstr(c.out, "\"in_flight\":true}") &&
+           strstr(c.out, "\"verdict\":\"no-growth\""),
+       "diff --json: in_flight_delta 16 MiB, the site in_flight, no-growth");
+    run_free(&c);
+    cmd(&c, "diff", f1.path, f3.path, NULL);
+    ok(strstr(c.out, "verdict: leak-suspect") && strstr(c.out, "most at keep_request (torch_prog.py:") &&
+           strstr(c.out, "(in flight), not counted"),
+       "diff: memory kept meanwhile is still a leak suspect, with another request in flight");
+    run_free(&c);
+    run_free(&r);
+}
+
 static void test_cache(void)
 {
     struct run r, c;
@@ -349,6 +385,7 @@ int main(void)
     snprintf(script, sizeof script, "%s/../tests/progs/torch_prog.py", build_dir());
     snprintf(pypath, sizeof pypath, "PYTHONPATH=%s/../tests/fake", build_dir());
     test_leak();
+    test_in_flight();
     test_history_at_dump();
     test_cache();
     test_timeout();

@@ -43,6 +43,13 @@ static int vt_change_cmp(const void *a, const void *b)
     return strcmp(vt_any(x)->key, vt_any(y)->key);
 }
 
+/* Growth that threads still running the statement that allocated it account for at the newer dump: a
+ * request's temporaries caught in flight, not memory kept (vt_site.in_flight). */
+static int vt_in_flight(const struct vt_change *c)
+{
+    return c->new && c->delta_count > 0 && c->delta_bytes > 0 && (uint64_t)c->delta_count <= c->new->in_flight;
+}
+
 static const char *vt_status(const struct vt_change *c)
 {
     return !c->old ? "new" : !c->new ? "vanished" : "changed";
@@ -127,9 +134,14 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
     qsort(ch, nc, sizeof *ch, vt_change_cmp);
 
     const struct vt_change *top = NULL;
-    for (size_t i = 0; i < nc && !top; i++)
-        if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED)
-            top = &ch[i];
+    int64_t flight = 0; /* allocated growth in flight at the newer dump */
+    for (size_t i = 0; i < nc; i++)
+        if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
+            if (vt_in_flight(&ch[i]))
+                flight += ch[i].delta_bytes;
+            else if (!top)
+                top = &ch[i];
+        }
     const char *verdict = alloc_total > 0 && top ? "leak-suspect"
                           : res_total > 0        ? "cache-growth"
                           : res_total < 0 || alloc_total < 0 ? "shrink"
@@ -158,14 +170,15 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
             printf("%s{", i ? "," : "");
             vt_site_json_head(stdout, s);
             printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
-                   "\"delta_count\":%lld}",
+                   "\"delta_count\":%lld,\"in_flight\":%s}",
                    vt_site_class(s), vt_status(&ch[i]),
                    (unsigned long long)(ch[i].old ? ch[i].old->bytes : 0),
                    (unsigned long long)(ch[i].new ? ch[i].new->bytes : 0), (long long)ch[i].delta_bytes,
-                   (long long)ch[i].delta_count);
+                   (long long)ch[i].delta_count, vt_in_flight(&ch[i]) ? "true" : "false");
         }
-        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"verdict\":\"%s\",\"self_cost\":", (long long)alloc_total,
-               (long long)res_total, verdict);
+        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
+               "\"self_cost\":",
+               (long long)alloc_total, (long long)res_total, (long long)flight, verdict);
         vt_self_cost_json(stdout, &self);
         putchar('}');
     } else {
@@ -203,8 +216,8 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
             if (s->role != VT_ROLE_CACHE)
                 snprintf(blocks, sizeof blocks, "%+lld %s", (long long)ch[i].delta_count,
                          s->role == VT_ROLE_SEGMENT ? "segs" : "blocks");
-            printf("%12s %-11s %-9s %s (%s), now %s%s\n", a, blocks, vt_site_class(s), s->kind,
-                   s->api, b, ch[i].old ? "" : "  [new]");
+            printf("%12s %-11s %-9s %s (%s), now %s%s%s\n", a, blocks, vt_site_class(s), s->kind,
+                   s->api, b, ch[i].old ? "" : "  [new]", vt_in_flight(&ch[i]) ? "  [in flight]" : "");
             vt_site_print_frames(s, "               ", 8, full);
         }
         if (!grew)
@@ -249,6 +262,10 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
                 vt_human(frag, b, sizeof b);
                 printf("; empty_cache() would return %s, %s is free space inside partly used segments", a, b);
             }
+        }
+        if (flight > 0) {
+            vt_human_delta(flight, a, sizeof a);
+            printf("; %s allocated by statements still running at the newer dump (in flight), not counted", a);
         }
         if (any_cached_unknown && !strcmp(verdict, "leak-suspect"))
             printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");

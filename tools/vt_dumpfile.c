@@ -154,7 +154,7 @@ static int vt_df_known_kind(const char *k, const char *const *set)
 
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
-    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed;
+    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed, running;
 };
 
 /* Records that end in free text, and how many fields come before it. */
@@ -293,6 +293,17 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
             return vt_df_fail(p, "out of memory");
         }
         d->npyframes++;
+        return 0;
+    }
+    if (!strcmp(key, "running")) {
+        VT_DF_GROW(d->running, d->nrunning, cap->running);
+        struct vt_df_running *v = &d->running[d->nrunning];
+        if (vt_df_nfields(p, 2) < 0 || vt_df_u32(p, 1, &v->pystack) < 0)
+            return -1;
+        if (!v->pystack)
+            return vt_df_fail(p, "'running' needs a pystack id, not 0");
+        v->line = p->line;
+        d->nrunning++;
         return 0;
     }
     if (!strcmp(key, "pystack")) {
@@ -644,6 +655,11 @@ static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
             p->line = d->blocks[i].line;
             return vt_df_fail(p, "refers to pystack %u, which the dump does not have", d->blocks[i].pystack);
         }
+    for (size_t i = 0; i < d->nrunning; i++)
+        if (!vt_df_pystack(d, d->running[i].pystack)) {
+            p->line = d->running[i].line;
+            return vt_df_fail(p, "refers to pystack %u, which the dump does not have", d->running[i].pystack);
+        }
     return 0;
 }
 
@@ -889,6 +905,7 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->allocators);
     free(d->segments);
     free(d->blocks);
+    free(d->running);
     for (size_t i = 0; i < d->npyframes; i++) {
         free(d->pyframes[i].func);
         free(d->pyframes[i].file);

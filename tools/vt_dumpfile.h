@@ -154,6 +154,12 @@ struct vt_df_pystack {
     uint32_t *frames; /* pyframe ids, innermost first */
 };
 
+/* version 5: the Python stack a thread of the program was running when the bridges ran. */
+struct vt_df_running {
+    unsigned long line;
+    uint32_t pystack;
+};
+
 struct vt_dumpfile {
     int version;
     long pid, ppid;
@@ -201,6 +207,8 @@ struct vt_dumpfile {
     size_t npyframes;
     struct vt_df_pystack *pystacks; /* sorted by id */
     size_t npystacks;
+    struct vt_df_running *running;
+    size_t nrunning;
 };
 
 /* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */

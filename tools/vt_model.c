@@ -217,6 +217,43 @@ fail:
     return -1;
 }
 
+/* Function names of two frames of one file: equal, or one the other's qualified form ("Cls.f", "f"). */
+static int vt_same_function(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la < lb)
+        return vt_same_function(b, a);
+    return !strcmp(a, b) || (la > lb && a[la - lb - 1] == '.' && !strcmp(a + la - lb, b));
+}
+
+/* How many of the dump's running stacks (threads' Python stacks when the bridges ran) are still inside
+ * the call that allocated with Python stack `pystack`: its frames past torch's own at the top are the
+ * outer end of theirs, the outer ones at the same lines (the same calls still in progress), the
+ * innermost in the same function at any line (the frame that allocated, still running). */
+static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
+{
+    const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
+    if (!ps || !d->nrunning)
+        return 0;
+    uint32_t lo = 0;
+    while (lo + 1 < ps->n && vt_torch_file(vt_df_pyframe(d, ps->frames[lo])->file))
+        lo++;
+    uint32_t k = ps->n - lo, held = 0;
+    for (size_t r = 0; r < d->nrunning; r++) {
+        const struct vt_df_pystack *rs = vt_df_pystack(d, d->running[r].pystack);
+        if (!rs || rs->n < k)
+            continue;
+        uint32_t off = rs->n - k, i = 0;
+        for (; i < k; i++) {
+            const struct vt_df_pyframe *a = vt_df_pyframe(d, ps->frames[lo + i]), *b = vt_df_pyframe(d, rs->frames[off + i]);
+            if (!a || !b || strcmp(a->file, b->file) || (i ? a->line != b->line : !vt_same_function(a->func, b->func)))
+                break;
+        }
+        held += i == k;
+    }
+    return held;
+}
+
 /* Adds bytes to the site of (kind, api, frames). The frames are those of native stack `stack`, or with
  * python set, of Python stack `stack` (0: none recorded). */
 static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api, int device,
@@ -294,6 +331,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->python_at = python_at < n ? python_at : n;
     /* Named by its first Python frame that is not torch's own, else by its innermost frame. */
     s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py : 0;
+    s->in_flight = vt_running_holds(m->d, python ? stack : st ? st->pystack : 0);
     const char *lib = vt_library_of(m, st);
     snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
     if (n && !(s->frames = malloc(n * sizeof *s->frames)))

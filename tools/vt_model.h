@@ -43,6 +43,10 @@ struct vt_site {
     int role;         /* enum vt_role: allocated, a pool's cache (a pseudo-site), or an allocator's segments */
     char library[16]; /* "cuBLAS", "NCCL"...: the CUDA library the stack runs through; "" for none */
     uint64_t count, bytes;
+    /* How many of the program's threads were, at the dump, still inside the call that allocated here
+     * (vt_model.c, vt_running_holds): up to that many of its entries are in flight, a request's
+     * temporaries rather than memory kept. 0 without Python frames. */
+    uint32_t in_flight;
 };
 
 struct vt_dev {

@@ -1,7 +1,7 @@
 # CPU test program for the torch bridge (tests/t_bridge.c): allocates through the fake torch
 # (tests/fake/torch) and takes dumps in the way each mode asks, printing torch's own figures at each
 # dump as "figures ..." lines for the test to compare with what the dump says.
-#   torch_prog.py MODE   leak | cache | timeout | finalizing | notorch
+#   torch_prog.py MODE   leak | cache | inflight | timeout | finalizing | notorch
 import ctypes
 import os
 import signal
@@ -35,6 +35,13 @@ def settle():
 
 def keep_request(kept, n):
     kept.append(torch.empty(n))
+
+
+def handle(tag, n):
+    t = torch.empty(n)  # a request's temporary, alive until the request returns
+    path = dump(tag)  # a dump taken while the request runs
+    del t
+    return path
 
 
 mode = sys.argv[1]
@@ -72,6 +79,12 @@ if mode in ("leak", "cache"):
     torch.cuda.empty_cache()
     print("empty_cache returned", before - torch.cuda.memory_reserved(), flush=True)
     print("history calls", torch.cuda.history_calls, flush=True)
+elif mode == "inflight":
+    # A dump that catches a request in flight, then one that catches another while a request's memory
+    # was kept meanwhile.
+    figures(torch, "second", handle("second", 16 << 20))
+    keep_request(kept, 1 << 20)
+    figures(torch, "third", handle("third", 16 << 20))
 elif mode == "timeout":
     # Hold the GIL in C for 2 s right after asking for a dump by signal: the bridge must give up after
     # VRAMTRACE_BRIDGE_TIMEOUT and the dump still be written. Then a dump with the GIL free again.
