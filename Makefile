@@ -25,7 +25,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
-            $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so
+            $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -115,6 +115,9 @@ $(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/vt_pylines.o $(BUILD)/lib/vt_pylayou
 $(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/vt_pylayout.o \
                            $(BUILD)/lib/vt_pywalk.o $(BUILD)/lib/vt_pylines.o
 	$(CC) -o $@ $^ -lpthread
+# The fake CuPy's native half (tests/fake/cupy): its name says cupy, as CuPy's modules' paths do.
+$(BUILD)/tests/libcupy_fake.so: $(BUILD)/tests/progs/cupy_fake.o $(BUILD)/fake/libcudart.so
+	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake'
 $(BUILD)/tests/libpy_helpers.so: $(BUILD)/tests/progs/py_helpers.o $(BUILD)/fake/libcudart.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake' -lpthread
 $(BUILD)/tests/prog_newpy: $(BUILD)/tests/progs/prog_newpy.o $(BUILD)/fake/libcudart.so

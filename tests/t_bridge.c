@@ -173,6 +173,57 @@ static void test_in_flight(void)
     run_free(&r);
 }
 
+/* CuPy's pool (the fake, tests/fake/cupy) reports its totals, not its blocks: allocated memory that grew
+ * is still a leak suspect, named by the segments that grew; a pool that grows while what is used does not
+ * is cache. */
+static void test_cupy(void)
+{
+    static const char *const modes[] = {"leak", "cache"};
+    char prog[1200], lib[1200];
+    snprintf(prog, sizeof prog, "%s/../tests/progs/cupy_prog.py", build_dir());
+    snprintf(lib, sizeof lib, "FAKE_CUPY_LIB=%s/tests/libcupy_fake.so", build_dir());
+    for (int m = 0; m < 2; m++) {
+        struct run r, c;
+        struct figures f1, f2, f3;
+        const char *env[] = {pypath, lib, NULL};
+        const char *args[] = {prog, modes[m], NULL};
+        run_prog(&r, PYTHON, args, env, 1);
+        int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
+                  get_figures(&r, "third", &f3);
+        if (!ok(ran, "cupy %s: the program ran under the library, with three dumps", modes[m])) {
+            diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+            run_free(&r);
+            continue;
+        }
+        /* get_figures reads the pool's used bytes as "allocated", its total as "reserved". */
+        cmd(&c, "report", f2.path, "--json", NULL);
+        const char *view = "\"allocators\":[{\"name\":\"cupy\"";
+        ok(c.status == 0 && strstr(c.out, view), "cupy %s: report --json has CuPy's view", modes[m]);
+        is_u64(json_num(c.out, view, "allocated"), f2.allocated, "its allocated = used_bytes()");
+        is_u64(json_num(c.out, view, "reserved"), f2.reserved, "its reserved = total_bytes()");
+        is_u64(json_num(c.out, "\"devices\":[", "allocated"), f2.allocated, "device allocated = used_bytes()");
+        run_free(&c);
+        cmd(&c, "diff", f1.path, f2.path, NULL);
+        char want[160];
+        if (m == 0) {
+            ok(strstr(c.out, "verdict: leak-suspect") && strstr(c.out, "allocated +16.0 MiB") &&
+                   strstr(c.out, "its segments grew most at keep_request (cupy_prog.py:"),
+               "cupy leak: diff says leak-suspect, +16 MiB allocated, named by the segments' Python line");
+        } else {
+            snprintf(want, sizeof want, "verdict: cache-growth: reserved +%.1f MiB, allocated +0 B",
+                     (double)(f2.reserved - f1.reserved) / 1048576.0);
+            ok(strstr(c.out, want) != NULL, "cupy cache: diff says cache-growth, allocated +0");
+        }
+        run_free(&c);
+        const char *targs[] = {"trend", f1.path, f2.path, f3.path, NULL};
+        run_prog(&c, "../vramtrace", targs, NULL, 0);
+        ok(strstr(c.out, m == 0 ? "verdict: leak-suspect: allocated +32.0 MiB" : "verdict: cache-growth") != NULL,
+           "cupy %s: trend over three dumps agrees", modes[m]);
+        run_free(&c);
+        run_free(&r);
+    }
+}
+
 static void test_cache(void)
 {
     struct run r, c;
@@ -386,6 +437,7 @@ int main(void)
     snprintf(pypath, sizeof pypath, "PYTHONPATH=%s/../tests/fake", build_dir());
     test_leak();
     test_in_flight();
+    test_cupy();
     test_history_at_dump();
     test_cache();
     test_timeout();

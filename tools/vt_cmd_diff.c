@@ -133,16 +133,27 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
     }
     qsort(ch, nc, sizeof *ch, vt_change_cmp);
 
-    const struct vt_change *top = NULL;
+    /* The leak suspect: the allocated site that grew most, not in flight. Allocated memory that grew
+     * with no allocated site to show for it (an allocator that reports its total but not its blocks,
+     * CuPy's pool) is still a suspect: named then by the segments that grew most. */
+    const struct vt_change *top = NULL, *seg_top = NULL;
     int64_t flight = 0; /* allocated growth in flight at the newer dump */
-    for (size_t i = 0; i < nc; i++)
-        if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
+    for (size_t i = 0; i < nc; i++) {
+        if (ch[i].delta_bytes <= 0)
+            continue;
+        if (vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
             if (vt_in_flight(&ch[i]))
                 flight += ch[i].delta_bytes;
             else if (!top)
                 top = &ch[i];
+        } else if (vt_any(&ch[i])->role == VT_ROLE_SEGMENT && !seg_top) {
+            seg_top = &ch[i];
         }
-    const char *verdict = alloc_total > 0 && top ? "leak-suspect"
+    }
+    int by_segments = !top && seg_top && alloc_total - flight > 0;
+    if (by_segments)
+        top = seg_top;
+    const char *verdict = alloc_total - flight > 0 ? "leak-suspect"
                           : res_total > 0        ? "cache-growth"
                           : res_total < 0 || alloc_total < 0 ? "shrink"
                                                              : "no-growth";
@@ -238,11 +249,18 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
         vt_human_delta(alloc_total, a, sizeof a);
         vt_human_delta(res_total, b, sizeof b);
         printf("verdict: %s: reserved %s, allocated %s", verdict, b, a);
+        if (!top && !strcmp(verdict, "leak-suspect"))
+            printf("; no call site grew: the allocators' own totals did (they do not list their blocks)");
         if (top && !strcmp(verdict, "leak-suspect")) {
             char c[32];
             vt_human_delta(top->delta_bytes, c, sizeof c);
-            printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site",
-                   c, (long long)top->delta_count);
+            if (by_segments)
+                printf("; no allocated site is known (the allocator does not list its blocks), its segments grew "
+                       "most at %s (%s, %+lld segs)",
+                       vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site", c, (long long)top->delta_count);
+            else
+                printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site",
+                       c, (long long)top->delta_count);
         }
         if (!strcmp(verdict, "cache-growth")) {
             printf("; memory handed to the program did not grow: this is cache, not a leak");

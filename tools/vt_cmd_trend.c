@@ -134,10 +134,38 @@ int vt_cmd_trend(int argc, char **argv)
     }
     qsort(se, ns, sizeof *se, vt_by_rate);
 
-    int leak = 0, cache = 0;
+    /* The leak suspect: the fastest growing allocated site. Allocated memory that grew in every interval
+     * with no allocated site to show for it (an allocator that reports its total, not its blocks) is
+     * still a suspect, named by its fastest growing segments. */
+    int leak = 0, cache = 0, by_segments = 0;
+    const struct vt_series *lead = NULL, *seg_lead = NULL;
     for (size_t i = 0; i < ns; i++) {
-        leak |= se[i].grows && se[i].site->role == VT_ROLE_ALLOCATED;
-        cache |= se[i].grows && se[i].site->role != VT_ROLE_ALLOCATED;
+        if (!se[i].grows)
+            continue;
+        if (se[i].site->role == VT_ROLE_ALLOCATED) {
+            leak = 1;
+            lead = lead ? lead : &se[i];
+        } else {
+            cache = 1;
+            if (se[i].site->role == VT_ROLE_SEGMENT && !seg_lead)
+                seg_lead = &se[i];
+        }
+    }
+    int alloc_grows = n > 1;
+    uint64_t alloc_prev = 0, alloc_first = 0;
+    for (int k = 0; k < n; k++) {
+        uint64_t al = 0;
+        for (int j = 0; j < dm[k].m.ndev; j++)
+            al += dm[k].m.dev[dm[k].m.devidx[j]].allocated;
+        if (k && al < alloc_prev)
+            alloc_grows = 0;
+        if (!k)
+            alloc_first = al;
+        alloc_prev = al;
+    }
+    if (!leak && alloc_grows && alloc_prev > alloc_first) {
+        leak = by_segments = 1;
+        lead = seg_lead;
     }
     uint64_t res_first = 0, res_last = 0;
     int res_monotonic = 1;
@@ -196,9 +224,17 @@ int vt_cmd_trend(int argc, char **argv)
         if (!shown)
             printf("\nno site grew without shrinking\n");
         printf("verdict: %s", verdict);
-        if (leak) {
-            vt_human_delta((int64_t)se[0].rate, a, sizeof a);
-            printf(": %s/min at %s", a, se[0].site->nframes ? vt_site_name(se[0].site) : "an unknown site");
+        if (by_segments) {
+            vt_human_delta((int64_t)(alloc_prev - alloc_first), a, sizeof a);
+            printf(": allocated %s, growing in every interval, with no allocated site to show for it (the allocator "
+                   "does not list its blocks)", a);
+            if (lead) {
+                vt_human_delta((int64_t)lead->rate, a, sizeof a);
+                printf("; its segments grew most at %s (%s/min)", lead->site->nframes ? vt_site_name(lead->site) : "an unknown site", a);
+            }
+        } else if (leak) {
+            vt_human_delta((int64_t)lead->rate, a, sizeof a);
+            printf(": %s/min at %s", a, lead->site->nframes ? vt_site_name(lead->site) : "an unknown site");
         } else if (!strcmp(verdict, "cache-growth")) {
             printf(": reserved grew, no allocation site grew without shrinking: cache, not a leak");
         }

@@ -148,13 +148,14 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
     return out;
 }
 
-/* Python files that are torch's own: frames there say how torch got to the allocation, not who asked. */
-static int vt_torch_file(const char *file)
+/* Python files of the frameworks that allocate (torch, CuPy): frames there say how the framework got to
+ * the allocation, not who asked for it. */
+static int vt_framework_file(const char *file)
 {
-    return strstr(file, "/torch/") != NULL;
+    return strstr(file, "/torch/") != NULL || strstr(file, "/cupy/") != NULL;
 }
 
-/* The frames of a Python stack worth showing: torch's own frames at the top are left out, as the
+/* The frames of a Python stack worth showing: the framework's own frames at the top are left out, as the
  * CUDA libraries' frames are in native stacks. Returns -1 when out of memory. */
 static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, char **out, uint32_t *n, uint32_t max)
 {
@@ -166,7 +167,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
         return 0;
     }
     uint32_t lo = 0;
-    while (!full && lo + 1 < st->n && vt_torch_file(vt_df_pyframe(m->d, st->frames[lo])->file))
+    while (!full && lo + 1 < st->n && vt_framework_file(vt_df_pyframe(m->d, st->frames[lo])->file))
         lo++;
     for (uint32_t i = lo; i < st->n && *n < max; i++)
         if (!(out[(*n)++] = vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i]))))
@@ -177,7 +178,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
 /* The frames of native stack `stack`, or with python set, of Python stack `stack` (0: none recorded),
  * as strings (at most max): folded unless full, a stack that goes on in Python with its Python frames
  * in place of the interpreter's own frames and everything below them. *python_at is where the Python
- * frames begin; *torch_py how many of them at the top are torch's own. -1 when out of memory. */
+ * frames begin; *torch_py how many of them at the top are the framework's own. -1 when out of memory. */
 static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, int full, char **frames, uint32_t *nout,
                           uint32_t max, uint32_t *python_at, uint32_t *torch_py, const struct vt_df_stack **stout)
 {
@@ -199,9 +200,9 @@ static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, 
     *python_at = n;
     uint32_t pystack = python ? stack : st ? st->pystack : 0;
     if (python || pystack) {
-        /* Folded stacks have lost torch's own frames at the top already; full ones are named past them. */
+        /* Folded stacks have lost the framework's own frames at the top already; full ones are named past them. */
         const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
-        while (full && ps && *torch_py < ps->n && vt_torch_file(vt_df_pyframe(d, ps->frames[*torch_py])->file))
+        while (full && ps && *torch_py < ps->n && vt_framework_file(vt_df_pyframe(d, ps->frames[*torch_py])->file))
             (*torch_py)++;
         if (ps && *torch_py == ps->n)
             *torch_py = 0;
@@ -227,7 +228,7 @@ static int vt_same_function(const char *a, const char *b)
 }
 
 /* How many of the dump's running stacks (threads' Python stacks when the bridges ran) are still inside
- * the call that allocated with Python stack `pystack`: its frames past torch's own at the top are the
+ * the call that allocated with Python stack `pystack`: its frames past the framework's own at the top are the
  * outer end of theirs, the outer ones at the same lines (the same calls still in progress), the
  * innermost in the same function at any line (the frame that allocated, still running). */
 static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
@@ -236,7 +237,7 @@ static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
     if (!ps || !d->nrunning)
         return 0;
     uint32_t lo = 0;
-    while (lo + 1 < ps->n && vt_torch_file(vt_df_pyframe(d, ps->frames[lo])->file))
+    while (lo + 1 < ps->n && vt_framework_file(vt_df_pyframe(d, ps->frames[lo])->file))
         lo++;
     uint32_t k = ps->n - lo, held = 0;
     for (size_t r = 0; r < d->nrunning; r++) {
@@ -329,7 +330,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->count = 1;
     s->bytes = bytes;
     s->python_at = python_at < n ? python_at : n;
-    /* Named by its first Python frame that is not torch's own, else by its innermost frame. */
+    /* Named by its first Python frame that is not the framework's own, else by its innermost frame. */
     s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py : 0;
     s->in_flight = vt_running_holds(m->d, python ? stack : st ? st->pystack : 0);
     const char *lib = vt_library_of(m, st);

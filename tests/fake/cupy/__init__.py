@@ -1,0 +1,81 @@
+# A stand-in for CuPy, for the CPU tests of vramtrace's CuPy bridge and of verdicts where the allocator
+# reports its totals but not its blocks: a default memory pool that keeps freed chunks for reuse, as
+# CuPy's does, over device memory taken through a native library (build/tests/libcupy_fake.so, named by
+# FAKE_CUPY_LIB) as CuPy's extension modules take it. Found through PYTHONPATH=tests/fake.
+import ctypes
+import os
+
+from . import cuda  # noqa: F401  (cupy.cuda.runtime)
+
+uint8 = "uint8"
+_lib = ctypes.CDLL(os.environ["FAKE_CUPY_LIB"])
+
+
+class MemoryPool:
+    def __init__(self):
+        self._free = {}  # chunk size -> addresses
+        self._used = 0
+        self._total = 0
+
+    def malloc(self, n):
+        size = max(512, (n + 511) // 512 * 512)
+        chunks = self._free.get(size)
+        if chunks:
+            addr = chunks.pop()
+        else:
+            p = ctypes.c_void_p()
+            if _lib.cupy_fake_malloc(ctypes.byref(p), ctypes.c_size_t(size)) != 0:
+                raise MemoryError("out of memory allocating %d bytes" % size)
+            addr = p.value
+            self._total += size
+        self._used += size
+        return addr, size
+
+    def release(self, addr, size):
+        self._used -= size
+        self._free.setdefault(size, []).append(addr)
+
+    def used_bytes(self):
+        return self._used
+
+    def total_bytes(self):
+        return self._total
+
+    def free_all_blocks(self):
+        for size, chunks in self._free.items():
+            for addr in chunks:
+                _lib.cupy_fake_free(ctypes.c_void_p(addr))
+                self._total -= size
+        self._free = {}
+
+
+class PinnedMemoryPool:
+    def n_free_blocks(self):
+        return 0
+
+
+_pool = MemoryPool()
+_pinned = PinnedMemoryPool()
+
+
+class ndarray:
+    def __init__(self, n):
+        self._addr, self._size = _pool.malloc(n)
+
+    def __del__(self):
+        if getattr(self, "_addr", None) is not None:
+            _pool.release(self._addr, self._size)
+            self._addr = None
+
+
+def empty(n, dtype=uint8):
+    """n bytes of device memory (every fake array is uint8)."""
+    return ndarray(int(n))
+
+
+def get_default_memory_pool():
+    return _pool
+
+
+def get_default_pinned_memory_pool():
+    return _pinned
