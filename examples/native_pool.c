@@ -1,18 +1,27 @@
 /* A native caching allocator that tells vramtrace about its blocks. It takes 8 MiB segments from
  * cudaMalloc, hands out blocks from them first-fit, and keeps freed blocks for reuse: without the
  * hooks, a profiler sees only the segments. With vramtrace_block_alloc/vramtrace_block_free, reports
- * split the pool's reserved memory into allocated blocks (with their call sites) and free space.
+ * split the pool's reserved memory into allocated blocks (with their call sites) and free space; a
+ * segment stays the pool's (cache, not the program's memory) when all its blocks are back, since its
+ * first block started at its address, or when the pool declares it (vramtrace_pool_segment, which a
+ * pool whose blocks do not start at a segment's address needs; "declare" calls it here too).
  * The hooks are weak: the same binary runs with or without libvramtrace.so preloaded.
- *   native_pool [REQUESTS]   (prints its own live-block figures at the end)
+ *   native_pool [REQUESTS [leak|idle [declare]]]   (prints its own live-block figures at the end)
+ * leak and idle take a dump after REQUESTS requests and another after a second phase: leak keeps one
+ * result in four as before; idle gives every kept result back and uses two whole segments' worth of
+ * scratch, so the pool grows while what the program holds shrinks.
  * Built by cc against the fake driver in the tests, by nvcc on a GPU. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vramtrace.h"
 
 #pragma weak vramtrace_block_alloc
 #pragma weak vramtrace_block_free
+#pragma weak vramtrace_pool_segment
+#pragma weak vramtrace_dump
 
 #define SEGMENT (8u << 20)
 #define MAX_SEGMENTS 64
@@ -23,6 +32,8 @@ struct block {
     size_t size;
     int used;
 };
+
+static int declare; /* declare each segment up front (vramtrace_pool_segment) */
 
 static struct {
     char *base[MAX_SEGMENTS];
@@ -52,6 +63,8 @@ static void *pool_alloc(size_t size)
         if (pass || size > SEGMENT || pool.nseg == MAX_SEGMENTS || pool.nb == MAX_BLOCKS ||
             cudaMalloc(&seg, SEGMENT) != cudaSuccess)
             return NULL;
+        if (declare && vramtrace_pool_segment)
+            vramtrace_pool_segment(seg, "example_pool");
         pool.base[pool.nseg++] = seg;
         pool.b[pool.nb++] = (struct block){seg, SEGMENT, 0};
     }
@@ -86,13 +99,40 @@ __attribute__((noinline)) static void scratch(size_t size)
         pool_free(p);
 }
 
+static void requests(int from, int to, int keep)
+{
+    for (int r = from; r < to; r++) {
+        scratch((size_t)(r % 7 + 1) << 16);
+        if (keep && r % 4 == 0)
+            keep_result((size_t)(r % 3 + 1) << 15); /* the leak: one result in four is never given back */
+    }
+}
+
+static void dump(const char *tag)
+{
+    char path[4096] = "";
+    if (vramtrace_dump && vramtrace_dump(path, sizeof path) == 0)
+        printf("dump %s %s\n", tag, path);
+}
+
 int main(int argc, char **argv)
 {
-    int requests = argc > 1 ? atoi(argv[1]) : 100;
-    for (int r = 0; r < requests; r++) {
-        scratch((size_t)(r % 7 + 1) << 16);
-        if (r % 4 == 0)
-            keep_result((size_t)(r % 3 + 1) << 15); /* the leak: one result in four is never given back */
+    int n = argc > 1 ? atoi(argv[1]) : 100;
+    const char *mode = argc > 2 ? argv[2] : "";
+    declare = argc > 3 && !strcmp(argv[3], "declare");
+    requests(0, n, 1);
+    if (!strcmp(mode, "leak") || !strcmp(mode, "idle")) {
+        dump("first");
+        if (!strcmp(mode, "leak")) {
+            requests(n, 2 * n, 1);
+        } else {
+            for (int i = 0; i < nkept; i++)
+                pool_free(kept[i]);
+            nkept = 0;
+            scratch(SEGMENT); /* each a whole fresh segment, given back at once */
+            scratch(SEGMENT);
+        }
+        dump("second");
     }
     size_t live = 0;
     int nlive = 0;

@@ -32,6 +32,14 @@ int vramtrace_dump(char *path, size_t len);
 void vramtrace_block_alloc(const void *ptr, size_t size, int device, const char *allocator);
 void vramtrace_block_free(const void *ptr);
 
+/* For native caching allocators: declares the device allocation that starts at ptr (a cudaMalloc /
+ * cuMemAlloc the pool made for itself) as one of allocator's segments, for as long as it lives, so that
+ * reports count it as the pool's reserved memory (cached where no block is live), not as memory the
+ * program holds. A segment whose first block the pool reports at its start address is marked so without
+ * this call; declare the others (a pool that aligns or offsets its blocks, or reports none yet). Returns
+ * 0, or -1 when vramtrace holds no device allocation starting at ptr. Weak, as the block hooks. */
+int vramtrace_pool_segment(const void *ptr, const char *allocator);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 /* The public hooks for native caching allocators (include/vramtrace.h). Each block handed out becomes
  * a table entry of kind "block", keyed apart from the driver allocation it lives in (a segment's first
  * block starts at the segment's own address), labelled with the allocator's name and carrying our own
- * stack. The names are kept in a small fixed table: allocators are few. */
+ * stack. A driver allocation that a block starts at, or that the pool declares, is marked as the pool's
+ * segment for its life. The names are kept in a small fixed table: allocators are few. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -77,7 +78,19 @@ void vramtrace_block_alloc(const void *ptr, size_t size, int device, const char 
     a.x.owner = vt_owner_index(allocator);
     a.stack = vt_stack_capture();
     vt_table_add(&a);
+    /* A block at the start of a driver allocation (a pool's first block of a fresh segment): that
+     * allocation is the pool's segment from now on, cache once its blocks are all given back. */
+    vt_table_set_owner(a.addr, a.x.owner, 0);
     errno = saved;
+}
+
+int vramtrace_pool_segment(const void *ptr, const char *allocator)
+{
+    int saved = errno;
+    vt_activate();
+    int found = ptr && vt_table_set_owner((uintptr_t)ptr, vt_owner_index(allocator), 1);
+    errno = saved;
+    return found ? 0 : -1;
 }
 
 void vramtrace_block_free(const void *ptr)

@@ -354,6 +354,8 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 (unsigned long long)(async ? a->x.async.stream : 0), (unsigned long long)(async ? a->x.async.pool : 0),
                 (unsigned long long)(map ? a->x.map.handle : 0), (unsigned long long)(map ? a->x.map.offset : 0),
                 a->stack, (unsigned long long)a->seq, (unsigned long long)a->time_ns, a->tid);
+        if (a->kind == VT_KIND_DEVICE && a->x.owner)
+            vt_outf(f, "pool_segment 0x%llx %s\n", (unsigned long long)a->addr, vt_block_owner(a->x.owner));
     }
     for (size_t i = 0; i < s->nphys; i++) {
         const struct vt_phys *p = &s->phys[i];

@@ -382,6 +382,32 @@ static int vt_remove_in(struct vt_shard *sh, uint64_t addr, uint8_t space, struc
     return 1;
 }
 
+static int vt_set_owner_in(struct vt_shard *sh, uint64_t addr, uint8_t space, uint64_t owner)
+{
+    vt_mutex_lock(&sh->lock);
+    uint32_t slot = vt_index_find(&sh->index, addr, space);
+    struct vt_alloc *e = slot != VT_SLAB_NONE ? vt_slab_entry(&sh->slab, slot) : NULL;
+    int found = e && e->kind == VT_KIND_DEVICE;
+    if (found && !e->x.owner)
+        e->x.owner = owner;
+    vt_mutex_unlock(&sh->lock);
+    return found;
+}
+
+int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep)
+{
+    uint8_t space = vt_space_of(VT_KIND_DEVICE);
+    struct vt_shard *hinted = vt_hint_get(addr, space);
+    if (hinted && vt_set_owner_in(hinted, addr, space, owner))
+        return 1;
+    /* No hint, or one a colliding address took: no device allocation starts there (the usual case for a
+     * block inside a segment), or it is in another shard, which only a sweep finds. */
+    for (int i = 0; sweep && i < VT_SHARDS; i++)
+        if (&vt_shards[i] != hinted && vt_set_owner_in(&vt_shards[i], addr, space, owner))
+            return 1;
+    return 0;
+}
+
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
     uint8_t space = vt_space_of(kind_space);

@@ -42,7 +42,8 @@ struct vt_alloc {
             uint64_t handle; /* the physical handle mapped */
             uint64_t offset; /* into the handle */
         } map;               /* VT_KIND_VMM_MAP */
-        uint64_t owner;      /* VT_KIND_BLOCK: its allocator (vt_block_owner) */
+        uint64_t owner;      /* VT_KIND_BLOCK: its allocator (vt_block_owner); VT_KIND_DEVICE: the native
+                                allocator whose segment it is, 0 for none (vt_table_set_owner) */
     } x;
     uint32_t stack;
     int32_t tid;
@@ -130,6 +131,12 @@ struct vt_snapshot {
 };
 
 uint64_t vt_now_ns(void);
+
+/* Marks the device allocation that starts at addr as native allocator owner's segment (a vt_block_owner
+ * index), for as long as it lives; an allocation already marked keeps its owner. sweep: look in every
+ * shard when the address's hint does not lead to it (else a miss is taken as none). Returns 1 when there
+ * is such an allocation. */
+int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep);
 
 /* Allocations. add fills seq/time/tid and counts it; remove takes an entry out and counts the free
  * in the same step (so every snapshot has live entries = allocations - frees); restore puts it back

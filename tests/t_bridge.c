@@ -224,6 +224,54 @@ static void test_cupy(void)
     }
 }
 
+/* A native pool's segments stay its own when all its blocks are back (they held a block at their start,
+ * or the pool declared them): an idle pool that grew is cache; kept blocks are a leak at the keeping
+ * function. */
+static void test_native_pool_verdicts(void)
+{
+    static const char *const runs[][2] = {{"idle", ""}, {"idle", "declare"}, {"leak", ""}};
+    for (int i = 0; i < 3; i++) {
+        struct run r, c;
+        const char *args[] = {"200", runs[i][0], runs[i][1][0] ? runs[i][1] : NULL, NULL};
+        run_prog(&r, "native_pool", args, NULL, 1);
+        char p1[700], p2[700];
+        const char *a = strstr(r.out, "dump first "), *b = strstr(r.out, "dump second ");
+        unsigned segs = 0;
+        const char *f = strstr(r.out, "segments ");
+        if (!ok(r.status == 0 && a && b && sscanf(a, "dump first %699s", p1) == 1 &&
+                    sscanf(b, "dump second %699s", p2) == 1 && f && sscanf(f, "segments %u", &segs) == 1,
+                "native pool %s %s: two dumps", runs[i][0], runs[i][1])) {
+            diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+            run_free(&r);
+            continue;
+        }
+        cmd(&c, "diff", p1, p2, NULL);
+        if (!strcmp(runs[i][0], "idle"))
+            ok(strstr(c.out, "verdict: cache-growth: reserved +8.0 MiB") != NULL,
+               "native pool idle %s: its new segment, all blocks back, is cache: cache-growth", runs[i][1]);
+        else
+            ok(strstr(c.out, "verdict: leak-suspect") && strstr(c.out, "most at keep_result (native_pool.c:"),
+               "native pool leak: leak-suspect, named by the keeping function, not the pool's");
+        run_free(&c);
+        if (!strcmp(runs[i][0], "idle")) {
+            cmd(&c, "report", p2, "--json", NULL);
+            const char *view = "\"allocators\":[{\"name\":\"example_pool\"";
+            is_u64(json_num(c.out, view, "allocated"), 0, "the idle pool's view: nothing allocated");
+            is_u64(json_num(c.out, view, "reserved"), (uint64_t)segs << 23, "its reserved: every segment");
+            is_u64(json_num(c.out, view, "releasable"), (uint64_t)segs << 23, "releasable: every segment, none holds a block");
+            is_u64(json_num(c.out, "\"devices\":[", "allocated"), 0, "device allocated: 0");
+            run_free(&c);
+            char *text = read_text(p2);
+            size_t n = 0;
+            for (const char *t = text; t && (t = strstr(t, "\npool_segment ")); t++)
+                n++;
+            is_u64(n, segs, "the dump names every segment as the pool's (pool_segment)");
+            free(text);
+        }
+        run_free(&r);
+    }
+}
+
 static void test_cache(void)
 {
     struct run r, c;
@@ -446,5 +494,6 @@ int main(void)
     test_async();
     test_switches();
     test_native_pool();
+    test_native_pool_verdicts();
     return tap_done();
 }

@@ -235,6 +235,39 @@ static void test_cross_thread(void)
     run_free(&r);
 }
 
+/* A pool's declared segment: the declaration is refused inside an allocation, taken at its start, and
+ * the dump names it as the pool's: reserved, not memory the program holds. */
+static void test_pool_segment(void)
+{
+    struct run r, c;
+    struct vt_dumpfile d[2];
+    const char *args[] = {"poolseg", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 2);
+    const char *line = strstr(r.out, "inside ");
+    int inside = 0, start = 0;
+    unsigned long long seg = 0;
+    ok(r.status == 0 && n >= 1 && line && sscanf(line, "inside %d start %d seg 0x%llx", &inside, &start, &seg) == 3,
+       "poolseg: ran, dumped");
+    ok(inside == -1 && start == 0, "vramtrace_pool_segment: -1 inside an allocation, 0 at its start");
+    if (n >= 1) {
+        is_u64(d[0].npool_segments, 1, "the dump has one pool_segment record");
+        ok(d[0].npool_segments == 1 && d[0].pool_segments[0].addr == seg &&
+               !strcmp(d[0].pool_segments[0].allocator, "mypool"),
+           "it names the allocation and the pool");
+        char path[700];
+        snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+        const char *cargs[] = {"report", path, "--json", NULL};
+        run_prog(&c, "../vramtrace", cargs, NULL, 0);
+        ok(strstr(c.out, "\"name\":\"mypool\",\"backend\":\"blocks\",\"reserved\":4194304,\"allocated\":0") != NULL,
+           "report: mypool's view, 4 MiB reserved, nothing allocated");
+        ok(strstr(c.out, "\"reserved\":4194304,\"allocated\":0,") != NULL, "device allocated 0: the segment is cache");
+        run_free(&c);
+    }
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -242,5 +275,6 @@ int main(void)
     test_vmm();
     test_pool();
     test_kinds();
+    test_pool_segment();
     return tap_done();
 }

@@ -154,7 +154,7 @@ static int vt_df_known_kind(const char *k, const char *const *set)
 
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
-    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed, running;
+    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed, running, pool_segments;
 };
 
 /* Records that end in free text, and how many fields come before it. */
@@ -546,6 +546,13 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
         v->line = p->line;
         d->nallocs++;
+    } else if (!strcmp(key, "pool_segment")) {
+        VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
+        struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
+        if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 ||
+            vt_df_word(p, 2, v->allocator, sizeof v->allocator) < 0)
+            return -1;
+        d->npool_segments++;
     } else if (!strcmp(key, "phys")) {
         VT_DF_GROW(d->phys, d->nphys, cap->phys);
         struct vt_df_phys *v = &d->phys[d->nphys];
@@ -906,6 +913,7 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->segments);
     free(d->blocks);
     free(d->running);
+    free(d->pool_segments);
     for (size_t i = 0; i < d->npyframes; i++) {
         free(d->pyframes[i].func);
         free(d->pyframes[i].file);

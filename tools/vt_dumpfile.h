@@ -154,6 +154,12 @@ struct vt_df_pystack {
     uint32_t *frames; /* pyframe ids, innermost first */
 };
 
+/* version 5: a device allocation that a native allocator holds as its segment. */
+struct vt_df_pool_segment {
+    uint64_t addr;
+    char allocator[32];
+};
+
 /* version 5: the Python stack a thread of the program was running when the bridges ran. */
 struct vt_df_running {
     unsigned long line;
@@ -209,6 +215,8 @@ struct vt_dumpfile {
     size_t npystacks;
     struct vt_df_running *running;
     size_t nrunning;
+    struct vt_df_pool_segment *pool_segments;
+    size_t npool_segments;
 };
 
 /* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */

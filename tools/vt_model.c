@@ -178,9 +178,13 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
 /* The frames of native stack `stack`, or with python set, of Python stack `stack` (0: none recorded),
  * as strings (at most max): folded unless full, a stack that goes on in Python with its Python frames
  * in place of the interpreter's own frames and everything below them. *python_at is where the Python
- * frames begin; *torch_py how many of them at the top are the framework's own. -1 when out of memory. */
+ * frames begin; *torch_py how many of them at the top are the framework's own. With pool_at (a native
+ * allocator's block), *pool_at is where the frames past the allocator's own begin: its library's frames
+ * at the top, or when it is part of the program, the one frame that reported the block. -1 when out of
+ * memory. */
 static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, int full, char **frames, uint32_t *nout,
-                          uint32_t max, uint32_t *python_at, uint32_t *torch_py, const struct vt_df_stack **stout)
+                          uint32_t max, uint32_t *python_at, uint32_t *torch_py, const struct vt_df_stack **stout,
+                          uint32_t *pool_at)
 {
     const struct vt_dumpfile *d = m->d;
     const struct vt_df_stack *st = stack && !python ? vt_df_stack(d, stack) : NULL;
@@ -194,9 +198,24 @@ static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, 
     if (st && st->pystack && in->present)
         for (cut = lo; cut < hi && !(st->pc[cut] >= in->lo && st->pc[cut] < in->hi); cut++)
             ;
-    for (uint32_t i = lo; i < cut && n < max; i++)
+    uint32_t past_pool = lo;
+    if (pool_at && st && cut - lo >= 2) {
+        const struct vt_df_module *own = vt_df_module_of(d, st->pc[lo]);
+        past_pool = lo + 1;
+        if (own && d->exe && strcmp(own->path, d->exe))
+            while (past_pool < cut && vt_df_module_of(d, st->pc[past_pool]) == own)
+                past_pool++;
+        if (past_pool >= cut)
+            past_pool = lo; /* nothing but the allocator: named by its innermost frame */
+    }
+    if (pool_at)
+        *pool_at = 0;
+    for (uint32_t i = lo; i < cut && n < max; i++) {
+        if (pool_at && i == past_pool)
+            *pool_at = n;
         if (vt_frame_strings(m, st->pc[i], frames, &n, max) < 0)
             goto fail;
+    }
     *python_at = n;
     uint32_t pystack = python ? stack : st ? st->pystack : 0;
     if (python || pystack) {
@@ -274,9 +293,11 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     memcpy(sx->key, fast, sizeof fast);
     char *frames[1024];
     char *key = NULL;
-    uint32_t n = 0, python_at = 0, torch_py = 0;
+    uint32_t n = 0, python_at = 0, torch_py = 0, pool_at = 0;
     const struct vt_df_stack *st;
-    if (vt_site_frames(m, stack, python, full, frames, &n, 1024, &python_at, &torch_py, &st) < 0) {
+    int native_block = !python && !strcmp(kind, "block");
+    if (vt_site_frames(m, stack, python, full, frames, &n, 1024, &python_at, &torch_py, &st,
+                       native_block ? &pool_at : NULL) < 0) {
         free(sx);
         return -1;
     }
@@ -330,8 +351,11 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     s->count = 1;
     s->bytes = bytes;
     s->python_at = python_at < n ? python_at : n;
-    /* Named by its first Python frame that is not the framework's own, else by its innermost frame. */
-    s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py : 0;
+    /* Named by its first Python frame that is not the framework's own, else by its innermost frame (a
+     * native allocator's block: its first frame past the allocator's). */
+    s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py
+                 : native_block && pool_at < n                    ? pool_at
+                                                                   : 0;
     s->in_flight = vt_running_holds(m->d, python ? stack : st ? st->pystack : 0);
     const char *lib = vt_library_of(m, st);
     snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
@@ -662,7 +686,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         s->count = f->count;
         s->bytes = f->size;
         m->nfailed++;
-        if (vt_site_frames(m, f->stack, 0, full, frames, &n, 1024, &s->python_at, &torch_py, &st) < 0 ||
+        if (vt_site_frames(m, f->stack, 0, full, frames, &n, 1024, &s->python_at, &torch_py, &st, NULL) < 0 ||
             (n && !(s->frames = malloc(n * sizeof *s->frames)))) {
             r = -1;
             break;

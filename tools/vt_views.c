@@ -154,6 +154,10 @@ static int vt_stack_through(const struct vt_dumpfile *d, uint32_t stack, const c
     return 0;
 }
 
+static const char vt_native_source[] =
+    "blocks reported through vramtrace_block_alloc(); segments: the device allocations holding them, and "
+    "those the pool started a block at or declared (vramtrace_pool_segment())";
+
 int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
 {
     memset(vw, 0, sizeof *vw);
@@ -242,25 +246,62 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
                 }
         }
     }
-    /* Blocks from the native hooks: a block's segment is the device allocation that contains it. */
+    /* Native allocators' segments: the device allocations they hold as such (pool_segment records:
+     * the pool reported a block at the allocation's start, or declared it), whether blocks are live in
+     * them or not; then the device allocation that contains each live block. seg_view: the view of each
+     * allocation that is a native pool's segment (-1: none); seg_live: its live blocks. */
+    long *seg_view = malloc((d->nallocs ? d->nallocs : 1) * sizeof *seg_view);
+    uint32_t *seg_live = calloc(d->nallocs ? d->nallocs : 1, sizeof *seg_live);
+    if (!seg_view || !seg_live) {
+        free(seg_view);
+        free(seg_live);
+        goto fail;
+    }
+    for (size_t i = 0; i < d->nallocs; i++)
+        seg_view[i] = -1;
+    for (size_t i = 0; i < d->npool_segments; i++) {
+        const struct vt_df_pool_segment *ps = &d->pool_segments[i];
+        size_t k = vt_lower(&dev, ps->addr + 1);
+        if (!k || d->allocs[dev.ix[k - 1]].addr != ps->addr || vw->alloc_role[dev.ix[k - 1]] == VT_ROLE_SEGMENT)
+            continue;
+        const struct vt_df_alloc *seg = &d->allocs[dev.ix[k - 1]];
+        struct vt_view *v = vt_view_get(vw, &cap, ps->allocator, seg->device);
+        if (!v) {
+            free(seg_view);
+            free(seg_live);
+            goto fail;
+        }
+        snprintf(v->backend, sizeof v->backend, "blocks");
+        v->source = vt_native_source;
+        vw->alloc_role[dev.ix[k - 1]] = VT_ROLE_SEGMENT;
+        seg_view[dev.ix[k - 1]] = v - vw->v;
+        v->segments++;
+        v->matched++;
+        v->matched_bytes += seg->size;
+        v->reserved += seg->size;
+    }
     for (size_t i = 0; i < d->nallocs; i++) {
         const struct vt_df_alloc *b = &d->allocs[i];
         if (strcmp(b->kind, "block"))
             continue;
         struct vt_view *v = vt_view_get(vw, &cap, b->api, b->device);
-        if (!v)
+        if (!v) {
+            free(seg_view);
+            free(seg_live);
             goto fail;
+        }
         snprintf(v->backend, sizeof v->backend, "blocks");
-        v->source = "blocks reported through vramtrace_block_alloc(); segments: the device allocations holding them";
-        v->releasable = VT_DF_UNKNOWN;
+        v->source = vt_native_source;
         v->blocks++;
         v->allocated += b->size;
         size_t k = vt_lower(&dev, b->addr + 1);
         const struct vt_df_alloc *seg = k ? &d->allocs[dev.ix[k - 1]] : NULL;
         if (seg && b->addr >= seg->addr && b->addr - seg->addr < seg->size && b->size <= seg->size - (b->addr - seg->addr)) {
             v->allocated_in_matched += b->size;
+            seg_live[dev.ix[k - 1]]++;
             if (vw->alloc_role[dev.ix[k - 1]] != VT_ROLE_SEGMENT) {
                 vw->alloc_role[dev.ix[k - 1]] = VT_ROLE_SEGMENT;
+                seg_view[dev.ix[k - 1]] = v - vw->v;
                 v->segments++;
                 v->matched++;
                 v->matched_bytes += seg->size;
@@ -270,11 +311,22 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
             v->unmatched++;
         }
     }
+    /* Releasable: the segments with no live block; fragmented: the free space in the others. */
+    for (size_t i = 0; i < vw->n; i++)
+        if (!strcmp(vw->v[i].backend, "blocks"))
+            vw->v[i].releasable = 0;
+    for (size_t k = 0; k < d->nallocs; k++)
+        if (seg_view[k] >= 0 && !seg_live[k])
+            vw->v[seg_view[k]].releasable += d->allocs[k].size;
     for (size_t i = 0; i < vw->n; i++) {
         struct vt_view *v = &vw->v[i];
-        if (!strcmp(v->backend, "blocks"))
-            v->fragmented = v->reserved > v->allocated_in_matched ? v->reserved - v->allocated_in_matched : 0;
+        if (!strcmp(v->backend, "blocks")) {
+            uint64_t used = v->releasable + v->allocated_in_matched;
+            v->fragmented = v->reserved > used ? v->reserved - used : 0;
+        }
     }
+    free(seg_view);
+    free(seg_live);
     free(dev.ix);
     free(maps.ix);
     return 0;

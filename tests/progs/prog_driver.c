@@ -430,6 +430,21 @@ NOINLINE void *xthread_make(void *arg)
     return NULL;
 }
 
+/* A pool declares a driver allocation as its segment (vramtrace_pool_segment, found with dlsym as a
+ * program that also runs without the library would): not at an address inside it, yes at its start. */
+static void mode_poolseg(void)
+{
+    int (*declare)(const void *, const char *) =
+        (int (*)(const void *, const char *))dlsym(RTLD_DEFAULT, "vramtrace_pool_segment");
+    CUdeviceptr seg;
+    ctx();
+    prog_check(declare != NULL, "vramtrace_pool_segment");
+    prog_check(cuMemAlloc(&seg, 4 << 20) == CUDA_SUCCESS, "segment");
+    printf("inside %d start %d seg 0x%llx\n", declare((const void *)(uintptr_t)(seg + 512), "mypool"),
+           declare((const void *)(uintptr_t)seg, "mypool"), (unsigned long long)seg);
+    prog_dump();
+}
+
 static void mode_xthread(void)
 {
     pthread_t t;
@@ -562,6 +577,8 @@ int main(int argc, char **argv)
         mode_oom();
     else if (!strcmp(mode, "frees"))
         mode_frees();
+    else if (!strcmp(mode, "poolseg"))
+        mode_poolseg();
     else if (!strcmp(mode, "xthread"))
         mode_xthread();
     else if (!strcmp(mode, "threads"))
