@@ -16,6 +16,9 @@
     X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolTrimTo) \
     X(cuMemCreate) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemMap) X(cuMemUnmap) X(cuMemAddressReserve) X(cuMemAddressFree) \
+    X(cuMemHostRegister_v2) X(cuMemHostUnregister) \
+    X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy) \
+    X(cuMipmappedArrayCreate) X(cuMipmappedArrayDestroy) \
     X(cuGetProcAddress) X(cuGetProcAddress_v2) \
     X(cuDevicePrimaryCtxRetain) X(cuCtxCreate_v2) X(cuCtxCreate_v3) X(cuCtxCreate_v4)
 
@@ -25,7 +28,8 @@
     X(cuDevicePrimaryCtxRelease_v2) \
     X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2) \
     X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool) \
-    X(cuDeviceGetPCIBusId) X(cuDeviceGetGraphMemAttribute) X(cuCtxGetDevice)
+    X(cuDeviceGetPCIBusId) X(cuDeviceGetGraphMemAttribute) X(cuCtxGetDevice) \
+    X(cuArrayGetMemoryRequirements) X(cuMipmappedArrayGetMemoryRequirements)
 
 /* Runtime calls that label the driver allocation they cause. */
 #define VT_RUNTIME_WRAPPED(X) \

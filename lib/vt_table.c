@@ -170,7 +170,7 @@ static void vt_unlock_all(void)
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
-    "block",
+    "block", "array", "host_registered",
 };
 
 const char *vt_kind_name(enum vt_kind k)
@@ -185,15 +185,17 @@ uint64_t vt_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Address spaces inside the one table: memory, mappings, reservations never collide. */
+/* Address spaces inside the one table: memory, mappings, reservations, array handles and registered
+ * host ranges never collide. */
 static uint8_t vt_space_of(enum vt_kind k)
 {
-    return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : k == VT_KIND_BLOCK ? 3 : 0;
+    return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : k == VT_KIND_BLOCK ? 3 : k == VT_KIND_ARRAY ? 4
+         : k == VT_KIND_HOST_REG ? 5 : 0;
 }
 
 static int vt_counts_reserved(enum vt_kind k)
 {
-    return k == VT_KIND_DEVICE || k == VT_KIND_PHYS;
+    return k == VT_KIND_DEVICE || k == VT_KIND_PHYS || k == VT_KIND_ARRAY;
 }
 
 static void vt_device_seen(int device)

@@ -22,6 +22,8 @@ enum vt_kind {
     VT_KIND_PHYS,     /* cuMemCreate on a device */
     VT_KIND_PHYS_HOST,/* cuMemCreate on HOST or HOST_NUMA */
     VT_KIND_BLOCK,    /* a native caching allocator's block (vramtrace_block_alloc): inside memory above */
+    VT_KIND_ARRAY,    /* a CUDA array or mipmapped array: device memory, keyed by its handle */
+    VT_KIND_HOST_REG, /* host memory the program pinned itself (cuMemHostRegister) */
     VT_KIND_COUNT
 };
 

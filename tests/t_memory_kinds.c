@@ -268,6 +268,46 @@ static void test_pool_segment(void)
     run_free(&r);
 }
 
+/* CUDA arrays: device memory, sized by the driver's requirement query, keyed by handle; host memory the
+ * program registers: its own kind, not device memory. */
+static void test_arrays(void)
+{
+    struct run r, c;
+    struct vt_dumpfile d[3];
+    const char *args[] = {"arrays", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 3);
+    unsigned long long s2 = 0, s3 = 0, sm = 0;
+    const char *line = strstr(r.out, "arrays ");
+    if (!ok(r.status == 0 && n == 3 && line && sscanf(line, "arrays %llu %llu %llu", &s2, &s3, &sm) == 3,
+            "arrays: two API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(count_allocs(&d[0], "array", "cuArrayCreate_v2", s2), 1, "2D array: its bytes as the driver gives them");
+    is_u64(count_allocs(&d[0], "array", "cuArray3DCreate_v2", s3), 1, "3D array");
+    is_u64(count_allocs(&d[0], "array", "cuMipmappedArrayCreate", sm), 1, "mipmapped array");
+    is_u64(count_allocs(&d[0], "host_registered", "cuMemHostRegister_v2", 3 * MiB), 1, "registered host memory, its own kind");
+    const struct vt_df_alloc *a = find_alloc(&d[0], s2);
+    ok(a && a->device == 0 && stack_has(&d[0], a->stack, "arrays_alloc"), "an array: device 0, stack arrays_alloc");
+    is_u64(d[0].devices[0].reserved, s2 + s3 + sm, "device reserved: the arrays, not the registered host memory");
+    char path[700];
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+    const char *cargs[] = {"report", path, "--json", NULL};
+    run_prog(&c, "../vramtrace", cargs, NULL, 0);
+    char want[96];
+    snprintf(want, sizeof want, "\"reserved\":%llu,\"allocated\":%llu,", s2 + s3 + sm, s2 + s3 + sm);
+    ok(strstr(c.out, want) && strstr(c.out, "\"host_registered\":3145728,"),
+       "report --json: the arrays reserved and allocated, 3 MiB registered");
+    run_free(&c);
+    is_u64(d[1].nallocs, 0, "all destroyed and unregistered");
+    is_u64(vt_df_counter(&d[1], "unknown_frees"), 0, "none of those unknown");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -276,5 +316,6 @@ int main(void)
     test_pool();
     test_kinds();
     test_pool_segment();
+    test_arrays();
     return tap_done();
 }

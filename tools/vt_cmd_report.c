@@ -242,6 +242,10 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
     }
     vt_human(m->host_pinned, a, sizeof a);
     printf("\nprocess\n  %-13s %s\n", "pinned host", a);
+    if (m->host_registered) {
+        vt_human(m->host_registered, a, sizeof a);
+        printf("  %-13s %s (the program's own memory, pinned by cuMemHostRegister)\n", "registered", a);
+    }
     if (m->va_reserved) {
         vt_human(m->va_reserved, a, sizeof a);
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
@@ -358,7 +362,8 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         vt_libs_json(f, &v->libs);
         fputc('}', f);
     }
-    fprintf(f, "],\"host_pinned\":%llu,\"va_reserved\":%llu,\"self_cost\":", (unsigned long long)m->host_pinned,
+    fprintf(f, "],\"host_pinned\":%llu,\"host_registered\":%llu,\"va_reserved\":%llu,\"self_cost\":",
+            (unsigned long long)m->host_pinned, (unsigned long long)m->host_registered,
             (unsigned long long)m->va_reserved);
     vt_self_cost_json(f, &m->self);
     fputs(",\"python\":", f);

@@ -583,9 +583,12 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         if (!strcmp(a->kind, "host_pinned")) {
             m->host_pinned += a->size;
             dv = -1;
+        } else if (!strcmp(a->kind, "host_registered")) {
+            m->host_registered += a->size;
+            dv = -1;
         } else {
             struct vt_dev *v = vt_dev_slot(m, dv);
-            if (!strcmp(a->kind, "device"))
+            if (!strcmp(a->kind, "device") || !strcmp(a->kind, "array"))
                 v->plain += a->size;
             else if (!strcmp(a->kind, "managed"))
                 v->managed += a->size;

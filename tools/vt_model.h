@@ -81,6 +81,7 @@ struct vt_model {
     int ndev;                           /* devices in use: indexes of dev[] below */
     int devidx[VT_MAX_DEV + 1];
     uint64_t host_pinned, va_reserved;
+    uint64_t host_registered;           /* host memory the program pinned itself (cuMemHostRegister) */
     struct vt_site *sites;              /* sorted by live bytes, largest first */
     size_t nsites;
     void *index;                        /* key -> site */

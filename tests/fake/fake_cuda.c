@@ -875,6 +875,146 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     return desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* CUDA arrays: the handle is the fake's own record; the memory they take is the size the driver's
+ * requirement query gives (elements rounded up to 64 KiB, as the real driver rounds to its alignment). */
+struct fake_array {
+    uint64_t size;
+    int dev;
+};
+
+static size_t fake_elem_bytes(CUarray_format f, unsigned channels)
+{
+    size_t b = f == CU_AD_FORMAT_UNSIGNED_INT8 || f == CU_AD_FORMAT_SIGNED_INT8     ? 1
+               : f == CU_AD_FORMAT_UNSIGNED_INT16 || f == CU_AD_FORMAT_SIGNED_INT16 || f == CU_AD_FORMAT_HALF ? 2
+                                                                                    : 4;
+    return b * (channels ? channels : 1);
+}
+
+static CUresult fake_array_make(void **handle, size_t w, size_t h, size_t d, CUarray_format f, unsigned ch,
+                                unsigned levels)
+{
+    int dev = fake_current_dev();
+    if (!handle || !w)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    uint64_t bytes = 0;
+    for (unsigned l = 0; l < (levels ? levels : 1); l++) {
+        size_t lw = w >> l ? w >> l : 1, lh = h >> l ? h >> l : 1, ld = d >> l ? d >> l : 1;
+        bytes += (uint64_t)lw * (h ? lh : 1) * (d ? ld : 1) * fake_elem_bytes(f, ch);
+    }
+    struct fake_array *a = malloc(sizeof *a);
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    a->size = (bytes + 65535) & ~(uint64_t)65535;
+    a->dev = dev;
+    pthread_mutex_lock(&fake_lock);
+    fake_used[dev] += a->size;
+    pthread_mutex_unlock(&fake_lock);
+    *handle = a;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_array_destroy(void *handle)
+{
+    struct fake_array *a = handle;
+    if (!a)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&fake_lock);
+    fake_used[a->dev] -= a->size;
+    pthread_mutex_unlock(&fake_lock);
+    free(a);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuArrayCreate_v2(CUarray *arr, const CUDA_ARRAY_DESCRIPTOR *desc)
+{
+    return desc ? fake_array_make((void **)arr, desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 1)
+                : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCRIPTOR *desc)
+{
+    return desc ? fake_array_make((void **)arr, desc->Width, desc->Height, desc->Depth, desc->Format,
+                                  desc->NumChannels, 1)
+                : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned int levels)
+{
+    return desc && levels ? fake_array_make((void **)arr, desc->Width, desc->Height, desc->Depth, desc->Format,
+                                            desc->NumChannels, levels)
+                          : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuArrayDestroy(CUarray arr)
+{
+    return fake_array_destroy(arr);
+}
+
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray arr)
+{
+    return fake_array_destroy(arr);
+}
+
+static CUresult fake_array_requirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req, void *handle)
+{
+    struct fake_array *a = handle;
+    if (!req || !a)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(req, 0, sizeof *req);
+    req->size = a->size;
+    req->alignment = 65536;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req, CUarray arr, CUdevice dev)
+{
+    (void)dev;
+    return fake_array_requirements(req, arr);
+}
+
+CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req, CUmipmappedArray arr, CUdevice dev)
+{
+    (void)dev;
+    return fake_array_requirements(req, arr);
+}
+
+/* Host memory registration: ranges the program pinned itself; unregistering an unknown one fails. */
+struct fake_reg {
+    void *p;
+    struct fake_reg *next;
+};
+static struct fake_reg *fake_regs;
+
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags)
+{
+    (void)flags;
+    struct fake_reg *r = p && size ? malloc(sizeof *r) : NULL;
+    if (!r)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    r->p = p;
+    r->next = fake_regs;
+    fake_regs = r;
+    pthread_mutex_unlock(&fake_lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+    pthread_mutex_lock(&fake_lock);
+    struct fake_reg **at = &fake_regs;
+    while (*at && (*at)->p != p)
+        at = &(*at)->next;
+    struct fake_reg *r = *at;
+    if (r)
+        *at = r->next;
+    pthread_mutex_unlock(&fake_lock);
+    free(r);
+    return r ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
 /* cuGetProcAddress: every (name, variant) the fake exports, with the first CUDA version that has it. */
 struct fake_proc {
     const char *name;
@@ -919,6 +1059,12 @@ static const struct fake_proc fake_procs[] = {
     P("cuMemSetAccess", 10020, cuMemSetAccess),
     P("cuPointerGetAttribute", 4000, cuPointerGetAttribute), P("cuDeviceGetPCIBusId", 4000, cuDeviceGetPCIBusId),
     P("cuDeviceGetGraphMemAttribute", 11040, cuDeviceGetGraphMemAttribute),
+    P("cuArrayCreate", 3020, cuArrayCreate_v2), P("cuArray3DCreate", 3020, cuArray3DCreate_v2),
+    P("cuArrayDestroy", 2000, cuArrayDestroy), P("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate),
+    P("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy),
+    P("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements),
+    P("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
+    P("cuMemHostRegister", 6050, cuMemHostRegister_v2), P("cuMemHostUnregister", 4000, cuMemHostUnregister),
     P("cuGetProcAddress", 11030, cuGetProcAddress), P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };
 #undef P

@@ -270,6 +270,41 @@ static void mode_kinds(void)
     prog_dump(); /* 2: nothing */
 }
 
+NOINLINE void arrays_alloc(CUarray *a2, CUarray *a3, CUmipmappedArray *mm, void **reg)
+{
+    CUDA_ARRAY_DESCRIPTOR d2 = {.Width = 1000, .Height = 500, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 4};
+    CUDA_ARRAY3D_DESCRIPTOR d3 = {.Width = 64, .Height = 64, .Depth = 64, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                  .NumChannels = 1};
+    CUDA_ARRAY3D_DESCRIPTOR dm = {.Width = 256, .Height = 256, .Format = CU_AD_FORMAT_HALF, .NumChannels = 2};
+    prog_check(cuArrayCreate(a2, &d2) == CUDA_SUCCESS, "2D array");
+    prog_check(cuArray3DCreate(a3, &d3) == CUDA_SUCCESS, "3D array");
+    prog_check(cuMipmappedArrayCreate(mm, &dm, 5) == CUDA_SUCCESS, "mipmapped array");
+    prog_check((*reg = malloc(3 * MiB)) != NULL && cuMemHostRegister(*reg, 3 * MiB, 0) == CUDA_SUCCESS, "registered");
+}
+
+/* Arrays (their bytes as the driver's requirement query gives them, which the program prints too) and
+ * host memory the program registers; then all given back. */
+static void mode_arrays(void)
+{
+    CUarray a2, a3;
+    CUmipmappedArray mm;
+    void *reg;
+    CUDA_ARRAY_MEMORY_REQUIREMENTS r2, r3, rm;
+    ctx();
+    arrays_alloc(&a2, &a3, &mm, &reg);
+    prog_check(cuArrayGetMemoryRequirements(&r2, a2, 0) == CUDA_SUCCESS &&
+                   cuArrayGetMemoryRequirements(&r3, a3, 0) == CUDA_SUCCESS &&
+                   cuMipmappedArrayGetMemoryRequirements(&rm, mm, 0) == CUDA_SUCCESS,
+               "requirements");
+    printf("arrays %zu %zu %zu\n", r2.size, r3.size, rm.size);
+    prog_dump();
+    prog_check(cuArrayDestroy(a2) == CUDA_SUCCESS && cuArrayDestroy(a3) == CUDA_SUCCESS &&
+                   cuMipmappedArrayDestroy(mm) == CUDA_SUCCESS && cuMemHostUnregister(reg) == CUDA_SUCCESS,
+               "destroys");
+    free(reg);
+    prog_dump();
+}
+
 NOINLINE void oom_alloc(size_t n)
 {
     CUdeviceptr p;
@@ -577,6 +612,8 @@ int main(int argc, char **argv)
         mode_oom();
     else if (!strcmp(mode, "frees"))
         mode_frees();
+    else if (!strcmp(mode, "arrays"))
+        mode_arrays();
     else if (!strcmp(mode, "poolseg"))
         mode_poolseg();
     else if (!strcmp(mode, "xthread"))
