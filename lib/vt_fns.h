@@ -19,6 +19,8 @@
     X(cuMemHostRegister_v2) X(cuMemHostUnregister) \
     X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy) \
     X(cuMipmappedArrayCreate) X(cuMipmappedArrayDestroy) \
+    X(cuIpcOpenMemHandle_v2) X(cuIpcCloseMemHandle) X(cuMemPoolImportPointer) \
+    X(cuImportExternalMemory) X(cuExternalMemoryGetMappedBuffer) X(cuDestroyExternalMemory) \
     X(cuGetProcAddress) X(cuGetProcAddress_v2) \
     X(cuDevicePrimaryCtxRetain) X(cuCtxCreate_v2) X(cuCtxCreate_v3) X(cuCtxCreate_v4)
 
@@ -29,7 +31,7 @@
     X(cuCtxPushCurrent_v2) X(cuCtxPopCurrent_v2) X(cuMemGetInfo_v2) \
     X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool) \
     X(cuDeviceGetPCIBusId) X(cuDeviceGetGraphMemAttribute) X(cuCtxGetDevice) \
-    X(cuArrayGetMemoryRequirements) X(cuMipmappedArrayGetMemoryRequirements)
+    X(cuArrayGetMemoryRequirements) X(cuMipmappedArrayGetMemoryRequirements) X(cuMemGetAddressRange_v2)
 
 /* Runtime calls that label the driver allocation they cause. */
 #define VT_RUNTIME_WRAPPED(X) \

@@ -170,7 +170,7 @@ static void vt_unlock_all(void)
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
-    "block", "array", "host_registered",
+    "block", "array", "host_registered", "imported", "external",
 };
 
 const char *vt_kind_name(enum vt_kind k)
@@ -190,7 +190,7 @@ uint64_t vt_now_ns(void)
 static uint8_t vt_space_of(enum vt_kind k)
 {
     return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : k == VT_KIND_BLOCK ? 3 : k == VT_KIND_ARRAY ? 4
-         : k == VT_KIND_HOST_REG ? 5 : 0;
+         : k == VT_KIND_HOST_REG ? 5 : k == VT_KIND_EXTERNAL ? 6 : 0;
 }
 
 static int vt_counts_reserved(enum vt_kind k)

@@ -24,6 +24,8 @@ enum vt_kind {
     VT_KIND_BLOCK,    /* a native caching allocator's block (vramtrace_block_alloc): inside memory above */
     VT_KIND_ARRAY,    /* a CUDA array or mipmapped array: device memory, keyed by its handle */
     VT_KIND_HOST_REG, /* host memory the program pinned itself (cuMemHostRegister) */
+    VT_KIND_IMPORTED, /* another owner's memory mapped here: IPC, pool imports, external buffers */
+    VT_KIND_EXTERNAL, /* an external memory object (cuImportExternalMemory), keyed by its handle */
     VT_KIND_COUNT
 };
 

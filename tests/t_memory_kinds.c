@@ -308,6 +308,41 @@ static void test_arrays(void)
     run_free(&r);
 }
 
+/* Other owners' memory mapped here (IPC, pool imports, external memory): shown, never this process's
+ * reserved or allocated; its frees found. */
+static void test_imports(void)
+{
+    struct run r, c;
+    struct vt_dumpfile d[3];
+    const char *args[] = {"imports", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 3);
+    if (!ok(r.status == 0 && n == 3, "imports: two API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(count_allocs(&d[0], "imported", "cuIpcOpenMemHandle_v2", 6 * MiB), 1, "IPC import: 6 MiB, its size from the driver");
+    is_u64(count_allocs(&d[0], "imported", "cuMemPoolImportPointer", 5 * MiB), 1, "pool import: 5 MiB");
+    is_u64(count_allocs(&d[0], "external", "cuImportExternalMemory", 8 * MiB), 1, "external memory object: 8 MiB");
+    is_u64(count_allocs(&d[0], "imported", "cuExternalMemoryGetMappedBuffer", 2 * MiB), 1, "its mapped buffer: 2 MiB");
+    is_u64(d[0].devices[0].reserved, 0, "device reserved: none of it (the exporters' own allocations were freed)");
+    char path[700];
+    snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", r.dir, r.pid);
+    const char *cargs[] = {"report", path, "--json", NULL};
+    run_prog(&c, "../vramtrace", cargs, NULL, 0);
+    ok(strstr(c.out, "\"reserved\":0,\"allocated\":0,") && strstr(c.out, "\"imported\":13631488,\"external\":8388608,") &&
+           strstr(c.out, "\"class\":\"imported\""),
+       "report --json: nothing reserved or allocated; imported 13 MiB, external 8 MiB; sites classed imported");
+    run_free(&c);
+    is_u64(d[1].nallocs, 0, "all given back");
+    is_u64(vt_df_counter(&d[1], "unknown_frees"), 0, "none of those frees unknown");
+    is_u64(vt_df_counter(&d[1], "unwatched_lookups"), vt_df_counter(&d[0], "unwatched_lookups"), "no unwatched lookups added");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -317,5 +352,6 @@ int main(void)
     test_kinds();
     test_pool_segment();
     test_arrays();
+    test_imports();
     return tap_done();
 }

@@ -246,6 +246,15 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         vt_human(m->host_registered, a, sizeof a);
         printf("  %-13s %s (the program's own memory, pinned by cuMemHostRegister)\n", "registered", a);
     }
+    if (m->imported || m->external) {
+        vt_human(m->imported, a, sizeof a);
+        printf("  %-13s %s mapped from other owners (IPC, pool imports, external memory buffers)", "imported", a);
+        if (m->external) {
+            vt_human(m->external, a, sizeof a);
+            printf("; external memory objects %s", a);
+        }
+        printf(": not this process's reserved memory\n");
+    }
     if (m->va_reserved) {
         vt_human(m->va_reserved, a, sizeof a);
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
@@ -362,9 +371,10 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         vt_libs_json(f, &v->libs);
         fputc('}', f);
     }
-    fprintf(f, "],\"host_pinned\":%llu,\"host_registered\":%llu,\"va_reserved\":%llu,\"self_cost\":",
+    fprintf(f, "],\"host_pinned\":%llu,\"host_registered\":%llu,\"imported\":%llu,\"external\":%llu,"
+               "\"va_reserved\":%llu,\"self_cost\":",
             (unsigned long long)m->host_pinned, (unsigned long long)m->host_registered,
-            (unsigned long long)m->va_reserved);
+            (unsigned long long)m->imported, (unsigned long long)m->external, (unsigned long long)m->va_reserved);
     vt_self_cost_json(f, &m->self);
     fputs(",\"python\":", f);
     const struct vt_df_python *py = &d->python;

@@ -145,7 +145,7 @@ int vt_cmd_trend(int argc, char **argv)
         if (se[i].site->role == VT_ROLE_ALLOCATED) {
             leak = 1;
             lead = lead ? lead : &se[i];
-        } else {
+        } else if (se[i].site->role != VT_ROLE_IMPORTED) { /* another owner's memory is neither */
             cache = 1;
             if (se[i].site->role == VT_ROLE_SEGMENT && !seg_lead)
                 seg_lead = &se[i];

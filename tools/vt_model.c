@@ -580,6 +580,12 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         }
         if (!strcmp(a->kind, "vmm_map"))
             continue; /* the memory is counted at its physical handle */
+        if (!strcmp(a->kind, "imported") || !strcmp(a->kind, "external")) {
+            /* Another owner's memory: shown as a site, counted in no device's reserved or allocated. */
+            *(!strcmp(a->kind, "imported") ? &m->imported : &m->external) += a->size;
+            r = vt_add(m, &cap, &ix, a->kind, a->api, -1, a->stack, 0, VT_ROLE_IMPORTED, a->size, full);
+            continue;
+        }
         if (!strcmp(a->kind, "host_pinned")) {
             m->host_pinned += a->size;
             dv = -1;
@@ -733,7 +739,10 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
 
 const char *vt_site_class(const struct vt_site *s)
 {
-    return s->role == VT_ROLE_CACHE ? "cache" : s->role == VT_ROLE_SEGMENT ? "segment" : "allocated";
+    return s->role == VT_ROLE_CACHE      ? "cache"
+           : s->role == VT_ROLE_SEGMENT  ? "segment"
+           : s->role == VT_ROLE_IMPORTED ? "imported"
+                                         : "allocated";
 }
 
 static void vt_sites_free(struct vt_site *sites, size_t n)

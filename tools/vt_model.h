@@ -82,6 +82,7 @@ struct vt_model {
     int devidx[VT_MAX_DEV + 1];
     uint64_t host_pinned, va_reserved;
     uint64_t host_registered;           /* host memory the program pinned itself (cuMemHostRegister) */
+    uint64_t imported, external;        /* other owners' memory mapped here; external memory objects */
     struct vt_site *sites;              /* sorted by live bytes, largest first */
     size_t nsites;
     void *index;                        /* key -> site */

@@ -13,6 +13,7 @@ enum vt_role {
     VT_ROLE_ALLOCATED, /* memory handed to the program (or to a library for itself) */
     VT_ROLE_CACHE,     /* a pool's free memory */
     VT_ROLE_SEGMENT,   /* reserved by a caching allocator: its allocated part is in its blocks */
+    VT_ROLE_IMPORTED,  /* another owner's memory mapped here (IPC, pool imports, external memory) */
 };
 
 struct vt_view {

@@ -28,7 +28,7 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 /* cuda.h names the pool type struct CUmemPoolHandle_st; the fake defines it. */
 #define fake_pool CUmemPoolHandle_st
 
-enum fake_kind { FK_DEVICE, FK_MANAGED, FK_HOST, FK_ASYNC };
+enum fake_kind { FK_DEVICE, FK_MANAGED, FK_HOST, FK_ASYNC, FK_IMPORT }; /* FK_IMPORT: another owner's memory */
 
 struct fake_block {
     UT_hash_handle hh;
@@ -416,8 +416,8 @@ static CUresult fake_alloc(CUdeviceptr *out, size_t size, int kind, int dev, str
         if (mem && (pool->used += size) > pool->used_high)
             pool->used_high = pool->used;
         pthread_mutex_unlock(&fake_lock);
-    } else if (kind == FK_HOST || fake_charge(dev, size)) {
-        if (!(mem = malloc(size)) && kind != FK_HOST)
+    } else if (kind == FK_HOST || kind == FK_IMPORT || fake_charge(dev, size)) {
+        if (!(mem = malloc(size)) && kind != FK_HOST && kind != FK_IMPORT)
             fake_used[dev] -= size;
     }
     if (!mem) {
@@ -477,7 +477,7 @@ static CUresult fake_free(uint64_t addr, int host)
         fake_pool_release_to(b->pool, b->pool->threshold);
         pthread_mutex_unlock(&fake_lock);
     } else {
-        if (b->kind != FK_HOST)
+        if (b->kind != FK_HOST && b->kind != FK_IMPORT)
             fake_used[b->dev] -= b->size;
         free((void *)(uintptr_t)b->addr);
     }
@@ -980,6 +980,109 @@ CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *r
     return fake_array_requirements(req, arr);
 }
 
+/* The size of the allocation that starts at ptr (only starts: what the tests ask). */
+static size_t fake_size_at(uint64_t ptr)
+{
+    struct fake_block *b;
+    __typeof__(fake_shards[0]) *sh = fake_shard(ptr);
+    pthread_mutex_lock(&sh->lock);
+    HASH_FIND(hh, sh->blocks, &ptr, sizeof ptr, b);
+    size_t size = b ? b->size : 0;
+    pthread_mutex_unlock(&sh->lock);
+    return size;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr ptr)
+{
+    size_t n = fake_size_at(ptr);
+    if (!n)
+        return CUDA_ERROR_NOT_FOUND;
+    if (base)
+        *base = ptr;
+    if (size)
+        *size = n;
+    return CUDA_SUCCESS;
+}
+
+/* IPC and pool exports within one process stand in for two: a handle carries the exported size, and
+ * opening it maps a new range of that size, another owner's memory (not charged to this process). */
+CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr ptr)
+{
+    uint64_t n = fake_size_at(ptr);
+    if (!h || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(h, 0, sizeof *h);
+    memcpy(h->reserved, &n, sizeof n);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *ptr, CUipcMemHandle h, unsigned int flags)
+{
+    uint64_t n;
+    (void)flags;
+    memcpy(&n, h.reserved, sizeof n);
+    int d = fake_current_dev();
+    return d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(ptr, n, FK_IMPORT, d, NULL);
+}
+
+CUresult cuIpcCloseMemHandle(CUdeviceptr ptr)
+{
+    return fake_free(ptr, 0);
+}
+
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *data, CUdeviceptr ptr)
+{
+    uint64_t n = fake_size_at(ptr);
+    if (!data || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(data, 0, sizeof *data);
+    memcpy(data->reserved, &n, sizeof n);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolImportPointer(CUdeviceptr *ptr, CUmemoryPool pool, CUmemPoolPtrExportData *data)
+{
+    uint64_t n;
+    if (!pool || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    memcpy(&n, data->reserved, sizeof n);
+    int d = fake_current_dev();
+    return d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(ptr, n, FK_IMPORT, d, NULL);
+}
+
+/* External memory (another API's allocation): the object records its size; a mapped buffer is a range
+ * of it that the program frees with cuMemFree. */
+struct fake_ext {
+    uint64_t size;
+};
+
+CUresult cuImportExternalMemory(CUexternalMemory *ext, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC *desc)
+{
+    struct fake_ext *e = ext && desc && desc->size ? malloc(sizeof *e) : NULL;
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    e->size = desc->size;
+    *ext = (CUexternalMemory)e;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr *ptr, CUexternalMemory ext, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *desc)
+{
+    struct fake_ext *e = (struct fake_ext *)ext;
+    if (!e || !desc || !desc->size || desc->offset + desc->size > e->size)
+        return CUDA_ERROR_INVALID_VALUE;
+    int d = fake_current_dev();
+    return d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(ptr, desc->size, FK_IMPORT, d, NULL);
+}
+
+CUresult cuDestroyExternalMemory(CUexternalMemory ext)
+{
+    if (!ext)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(ext);
+    return CUDA_SUCCESS;
+}
+
 /* Host memory registration: ranges the program pinned itself; unregistering an unknown one fails. */
 struct fake_reg {
     void *p;
@@ -1065,6 +1168,13 @@ static const struct fake_proc fake_procs[] = {
     P("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements),
     P("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
     P("cuMemHostRegister", 6050, cuMemHostRegister_v2), P("cuMemHostUnregister", 4000, cuMemHostUnregister),
+    P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2), P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+    P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2), P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+    P("cuMemPoolExportPointer", 11020, cuMemPoolExportPointer),
+    P("cuMemPoolImportPointer", 11020, cuMemPoolImportPointer),
+    P("cuImportExternalMemory", 10000, cuImportExternalMemory),
+    P("cuExternalMemoryGetMappedBuffer", 10000, cuExternalMemoryGetMappedBuffer),
+    P("cuDestroyExternalMemory", 10000, cuDestroyExternalMemory),
     P("cuGetProcAddress", 11030, cuGetProcAddress), P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };
 #undef P

@@ -305,6 +305,42 @@ static void mode_arrays(void)
     prog_dump();
 }
 
+NOINLINE void imports_open(CUdeviceptr *ipc, CUdeviceptr *pooled, CUexternalMemory *ext, CUdeviceptr *buf)
+{
+    CUdeviceptr exported;
+    CUipcMemHandle h;
+    CUmemoryPool pool;
+    CUmemPoolPtrExportData data;
+    prog_check(cuMemAlloc(&exported, 6 * MiB) == CUDA_SUCCESS && cuIpcGetMemHandle(&h, exported) == CUDA_SUCCESS,
+               "export");
+    prog_check(cuIpcOpenMemHandle(ipc, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_SUCCESS, "IPC open");
+    prog_check(cuMemFree(exported) == CUDA_SUCCESS, "the exporter's free");
+    prog_check(cuDeviceGetDefaultMemPool(&pool, 0) == CUDA_SUCCESS && cuMemAlloc(&exported, 5 * MiB) == CUDA_SUCCESS &&
+                   cuMemPoolExportPointer(&data, exported) == CUDA_SUCCESS,
+               "pool export");
+    prog_check(cuMemPoolImportPointer(pooled, pool, &data) == CUDA_SUCCESS, "pool import");
+    prog_check(cuMemFree(exported) == CUDA_SUCCESS, "the exporter's free");
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC ed = {.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD, .size = 8 * MiB};
+    CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd = {.offset = MiB, .size = 2 * MiB};
+    prog_check(cuImportExternalMemory(ext, &ed) == CUDA_SUCCESS && cuExternalMemoryGetMappedBuffer(buf, *ext, &bd) == CUDA_SUCCESS,
+               "external memory");
+}
+
+/* Memory of other owners mapped here: an IPC import, a pool import, an external memory object and a
+ * buffer mapped from it; then each given back the way the API says. */
+static void mode_imports(void)
+{
+    CUdeviceptr ipc, pooled, buf;
+    CUexternalMemory ext;
+    ctx();
+    imports_open(&ipc, &pooled, &ext, &buf);
+    prog_dump();
+    prog_check(cuIpcCloseMemHandle(ipc) == CUDA_SUCCESS && cuMemFree(pooled) == CUDA_SUCCESS &&
+                   cuMemFree(buf) == CUDA_SUCCESS && cuDestroyExternalMemory(ext) == CUDA_SUCCESS,
+               "given back");
+    prog_dump();
+}
+
 NOINLINE void oom_alloc(size_t n)
 {
     CUdeviceptr p;
@@ -612,6 +648,8 @@ int main(int argc, char **argv)
         mode_oom();
     else if (!strcmp(mode, "frees"))
         mode_frees();
+    else if (!strcmp(mode, "imports"))
+        mode_imports();
     else if (!strcmp(mode, "arrays"))
         mode_arrays();
     else if (!strcmp(mode, "poolseg"))
