@@ -12,11 +12,29 @@ static uint64_t vt_graph_attr(int dev, CUgraphMem_attribute attr)
     return get && get(dev, attr, &v) == CUDA_SUCCESS ? v : VT_UNKNOWN;
 }
 
-/* Free memory of dev, and its graph-memory figures, with its primary context current; VT_UNKNOWN for
- * each when the context is not active (a dump never creates one). */
+static uint64_t vt_limit(CUlimit limit)
+{
+    size_t v = 0;
+    __typeof__(cuCtxGetLimit) *get = VT_REAL(cuCtxGetLimit);
+    return get && get(&v, limit) == CUDA_SUCCESS ? v : VT_UNKNOWN;
+}
+
+static uint64_t vt_resident_threads(int dev)
+{
+    int sms = 0, per_sm = 0;
+    __typeof__(cuDeviceGetAttribute) *get = VT_REAL(cuDeviceGetAttribute);
+    if (!get || get(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
+        get(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev) != CUDA_SUCCESS || sms <= 0 || per_sm <= 0)
+        return VT_UNKNOWN;
+    return (uint64_t)sms * (uint64_t)per_sm;
+}
+
+/* Free memory of dev, its graph-memory figures and its context's limits, with its primary context
+ * current; VT_UNKNOWN for each when the context is not active (a dump never creates one). */
 static uint64_t vt_free_of(int dev, struct vt_devinfo *out)
 {
     out->graph_reserved = out->graph_used = VT_UNKNOWN;
+    out->malloc_heap = out->stack_per_thread = out->resident_threads = out->printf_fifo = VT_UNKNOWN;
     unsigned int flags;
     int active = 0;
     CUcontext ctx, popped;
@@ -39,6 +57,10 @@ static uint64_t vt_free_of(int dev, struct vt_devinfo *out)
             result = fr;
         out->graph_reserved = vt_graph_attr(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT);
         out->graph_used = vt_graph_attr(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT);
+        out->malloc_heap = vt_limit(CU_LIMIT_MALLOC_HEAP_SIZE);
+        out->stack_per_thread = vt_limit(CU_LIMIT_STACK_SIZE);
+        out->printf_fifo = vt_limit(CU_LIMIT_PRINTF_FIFO_SIZE);
+        out->resident_threads = vt_resident_threads(dev);
         pop(&popped);
     }
     release(dev);

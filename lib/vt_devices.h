@@ -14,6 +14,9 @@ struct vt_devinfo {
     uint64_t total, free; /* VT_UNKNOWN when the driver could not say */
     uint64_t process_used; /* NVML's figure for this process, VT_UNKNOWN when not known */
     uint64_t graph_reserved, graph_used; /* memory of CUDA graphs' allocation nodes, VT_UNKNOWN when not read */
+    /* What the context's limits let the driver set aside (VT_UNKNOWN when not read): the device malloc
+     * heap, the stack of one thread and how many threads can be resident, the printf FIFO. */
+    uint64_t malloc_heap, stack_per_thread, resident_threads, printf_fifo;
 };
 
 struct vt_poolinfo {

@@ -273,6 +273,14 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         vt_put_u64(f, devs[d].graph_reserved);
         vt_put_u64(f, devs[d].graph_used);
         vt_outs(f, "\n");
+        if (devs[d].free != VT_UNKNOWN) {
+            vt_outf(f, "limits %d", devs[d].ordinal);
+            vt_put_u64(f, devs[d].malloc_heap);
+            vt_put_u64(f, devs[d].stack_per_thread);
+            vt_put_u64(f, devs[d].resident_threads);
+            vt_put_u64(f, devs[d].printf_fifo);
+            vt_outs(f, "\n");
+        }
     }
     struct vt_poolinfo pools[VT_MAX_DEVICES + 64];
     size_t npools = vt_pools_query(devs, ndev, s->pools, s->npools, pools, sizeof pools / sizeof pools[0]);

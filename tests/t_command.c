@@ -37,6 +37,9 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "process used  305.0 MiB") && strstr(r.out, "overhead      300.0 MiB"),
        "report: process used from NVML (the fake's 5 MiB + 300 MiB context), overhead = process used - reserved");
     ok(strstr(r.out, "cached        unknown") != NULL, "report: an unknown figure is said to be unknown");
+    ok(strstr(r.out, "local memory 264.0 MiB (1.0 KiB of stack x 270336 resident threads), malloc heap 8.0 MiB, "
+                     "printf FIFO 1.0 MiB; the rest 27.0 MiB: context") != NULL,
+       "report: the overhead in parts, from the context's limits (the fake's: an H200's defaults)");
     const char *site = strstr(r.out, "3.0 MiB in 3 × device (cuMemAlloc_v2)");
     ok(site && strstr(site, "grow_leak_site (") && strstr(r.out, "2.0 MiB in 1 × device"), "report: sites by bytes, with frames");
     ok(!strstr(r.out, "__libc_start_main") && !strstr(r.out, "_start+"), "report: start-up frames folded away");
@@ -49,6 +52,9 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "\"reserved\":5242880,\"allocated\":5242880,\"cached\":null") != NULL, "report --json: device figures, unknown is null");
     ok(strstr(r.out, "\"process_used\":319815680") && strstr(r.out, "\"overhead\":314572800"),
        "report --json: process used and overhead in bytes");
+    ok(strstr(r.out, "\"overhead_parts\":{\"local_memory\":276824064,\"malloc_heap\":8388608,\"printf_fifo\":1048576,"
+                     "\"driver_internals\":28311552}") != NULL,
+       "report --json: the overhead's parts, the rest = overhead - the parts");
     ok(strstr(r.out, "\"kind\":\"device\",\"api\":\"cuMemAlloc_v2\",\"device\":0,\"library\":null,\"class\":\"allocated\",\"live_count\":3,\"live_bytes\":3145728") != NULL,
        "report --json: the leak site's count and bytes");
     ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");

@@ -83,6 +83,34 @@ static void vt_view_text(const struct vt_view *w)
     }
 }
 
+/* The overhead's parts, under its line: what the context's limits let the driver set aside, and the rest. */
+static void vt_overhead_text(const struct vt_dev *v)
+{
+    if (!v->has_limits || v->overhead == VT_DF_UNKNOWN)
+        return;
+    char a[32], b[32];
+    printf("  %-13s as the context's limits allow:", "");
+    if (v->local_memory != VT_DF_UNKNOWN) {
+        vt_human(v->local_memory, a, sizeof a);
+        vt_human(v->stack_per_thread, b, sizeof b);
+        printf(" local memory %s (%s of stack x %llu resident threads),", a, b, (unsigned long long)v->resident_threads);
+    }
+    if (v->malloc_heap != VT_DF_UNKNOWN) {
+        vt_human(v->malloc_heap, a, sizeof a);
+        printf(" malloc heap %s,", a);
+    }
+    if (v->printf_fifo != VT_DF_UNKNOWN) {
+        vt_human(v->printf_fifo, a, sizeof a);
+        printf(" printf FIFO %s;", a);
+    }
+    if (v->internals != VT_DF_UNKNOWN) {
+        vt_human(v->internals, a, sizeof a);
+        printf(" the rest %s: context, loaded modules, page tables (driver internals)\n", a);
+    } else {
+        printf(" together more than the overhead: the driver sets them aside lazily, not all are taken\n");
+    }
+}
+
 /* Python call sites: how many allocations got their Python frames, and why the others did not. */
 static void vt_call_sites_text(const struct vt_dumpfile *d)
 {
@@ -211,6 +239,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         vt_fig("process used", v->process_used, "(NVML gave no figure for this process in this dump)");
         vt_fig("overhead", v->overhead,
                v->process_used == VT_DF_UNKNOWN ? "(needs process used)" : "(NVML counts less than is reserved)");
+        vt_overhead_text(v);
         vt_fig("reserved", v->reserved, NULL);
         vt_fig("allocated", v->allocated, NULL);
         if (v->cached == VT_DF_UNKNOWN) {
@@ -340,6 +369,18 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
             fprintf(f, ",\"%s\":", keys[i]);
             vt_json_u64(f, vals[i]);
+        }
+        fputs(",\"overhead_parts\":", f);
+        if (v->has_limits) {
+            static const char *const pkeys[] = {"local_memory", "malloc_heap", "printf_fifo", "driver_internals"};
+            const uint64_t pvals[] = {v->local_memory, v->malloc_heap, v->printf_fifo, v->internals};
+            for (size_t i = 0; i < 4; i++) {
+                fprintf(f, "%s\"%s\":", i ? "," : "{", pkeys[i]);
+                vt_json_u64(f, pvals[i]);
+            }
+            fputc('}', f);
+        } else {
+            fputs("null", f);
         }
         /* Pinned host memory belongs to the process, not to a device: see the top-level key. */
         fputs(",\"host_pinned\":null,\"allocators\":[", f);

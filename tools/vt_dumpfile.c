@@ -403,7 +403,20 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         for (size_t i = 0; i < d->ndevices; i++)
             if (d->devices[i].ordinal == v->ordinal)
                 return vt_df_fail(p, "device %d is listed twice", v->ordinal);
+        v->has_limits = 0;
+        v->malloc_heap = v->stack_per_thread = v->resident_threads = v->printf_fifo = VT_DF_UNKNOWN;
         d->ndevices++;
+    } else if (!strcmp(key, "limits")) {
+        int ord;
+        if (vt_df_nfields(p, 6) < 0 || vt_df_int(p, 1, &ord, 0, 1023) < 0)
+            return -1;
+        struct vt_df_device *v = d->ndevices && d->devices[d->ndevices - 1].ordinal == ord ? &d->devices[d->ndevices - 1] : NULL;
+        if (!v)
+            return vt_df_fail(p, "limits of device %d, which is not the device record above", ord);
+        if (vt_df_u64(p, 2, &v->malloc_heap, 1) < 0 || vt_df_u64(p, 3, &v->stack_per_thread, 1) < 0 ||
+            vt_df_u64(p, 4, &v->resident_threads, 1) < 0 || vt_df_u64(p, 5, &v->printf_fifo, 1) < 0)
+            return -1;
+        v->has_limits = 1;
     } else if (!strcmp(key, "pool")) {
         VT_DF_GROW(d->pools, d->npools, cap->pools);
         struct vt_df_pool *v = &d->pools[d->npools];

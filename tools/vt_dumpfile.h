@@ -15,6 +15,10 @@ struct vt_df_device {
     uint64_t reserved, reserved_peak;
     uint64_t process_used; /* NVML, VT_DF_UNKNOWN when not known */
     uint64_t graph_reserved, graph_used; /* CUDA graphs' allocation nodes, VT_DF_UNKNOWN when not read */
+    /* version 5 (the limits record): the context's malloc heap, stack per thread, resident threads,
+     * printf FIFO; has_limits 0 (and these VT_DF_UNKNOWN) without it. */
+    int has_limits;
+    uint64_t malloc_heap, stack_per_thread, resident_threads, printf_fifo;
 };
 
 struct vt_df_pool {

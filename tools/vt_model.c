@@ -520,6 +520,30 @@ struct vt_self_cost vt_self_cost_between(const struct vt_self_cost *old, const s
     return v;
 }
 
+/* The overhead's parts that the context's limits account for (the limits record), and the rest. */
+static void vt_overhead_parts(const struct vt_dumpfile *d, struct vt_dev *v)
+{
+    const struct vt_df_device *dd = NULL;
+    for (size_t i = 0; i < d->ndevices; i++)
+        if (d->devices[i].ordinal == v->device && d->devices[i].has_limits)
+            dd = &d->devices[i];
+    v->local_memory = v->malloc_heap = v->printf_fifo = v->internals = VT_DF_UNKNOWN;
+    if (!(v->has_limits = dd != NULL))
+        return;
+    v->stack_per_thread = dd->stack_per_thread;
+    v->resident_threads = dd->resident_threads;
+    if (dd->stack_per_thread != VT_DF_UNKNOWN && dd->resident_threads != VT_DF_UNKNOWN)
+        v->local_memory = dd->stack_per_thread * dd->resident_threads;
+    v->malloc_heap = dd->malloc_heap;
+    v->printf_fifo = dd->printf_fifo;
+    uint64_t parts = 0;
+    const uint64_t each[] = {v->local_memory, v->malloc_heap, v->printf_fifo};
+    for (size_t i = 0; i < 3; i++)
+        parts += each[i] != VT_DF_UNKNOWN ? each[i] : 0;
+    if (v->overhead != VT_DF_UNKNOWN && v->overhead >= parts)
+        v->internals = v->overhead - parts;
+}
+
 int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
 {
     int full = (flags & VT_MODEL_FULL_STACKS) != 0;
@@ -679,6 +703,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
          * driver internals. Unknown without NVML, and unknown rather than negative if NVML counts less. */
         if (v->process_used != VT_DF_UNKNOWN && v->process_used >= v->reserved)
             v->overhead = v->process_used - v->reserved;
+        vt_overhead_parts(d, v);
     }
     /* Failed requests: a site each, never counted as memory. */
     if (!r && d->nfailed && !(m->failed = calloc(d->nfailed, sizeof *m->failed)))

@@ -63,6 +63,12 @@ struct vt_dev {
     int pools_known;
     int has_views;                 /* a caching allocator's view covers this device */
     struct vt_libs libs;           /* memory CUDA libraries took for themselves here */
+    /* The overhead in parts, where the context's limits are known (has_limits): what they let the
+     * driver set aside for local memory (stack per thread x resident threads), the device malloc heap
+     * and the printf FIFO (VT_DF_UNKNOWN where not read), and what is left (internals: VT_DF_UNKNOWN
+     * without an overhead, or when the parts are more than it: they are set aside lazily). */
+    int has_limits;
+    uint64_t local_memory, malloc_heap, printf_fifo, internals, stack_per_thread, resident_threads;
 };
 
 /* What vramtrace cost the process up to the dump, from its own counters (lib/vt_selfcost.h); has = 0

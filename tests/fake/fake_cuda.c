@@ -875,6 +875,30 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     return desc && count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Limits and attributes as an H200's driver gives them by default. */
+CUresult cuCtxGetLimit(size_t *value, CUlimit limit)
+{
+    if (!value || fake_current_dev() < 0)
+        return value ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE;
+    switch (limit) {
+    case CU_LIMIT_STACK_SIZE: *value = 1024; return CUDA_SUCCESS;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *value = 8u << 20; return CUDA_SUCCESS;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *value = 1u << 20; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
+}
+
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdevice dev)
+{
+    if (!value || dev < 0 || dev >= fake_ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
 /* CUDA arrays: the handle is the fake's own record; the memory they take is the size the driver's
  * requirement query gives (elements rounded up to 64 KiB, as the real driver rounds to its alignment). */
 struct fake_array {
@@ -1168,6 +1192,7 @@ static const struct fake_proc fake_procs[] = {
     P("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements),
     P("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
     P("cuMemHostRegister", 6050, cuMemHostRegister_v2), P("cuMemHostUnregister", 4000, cuMemHostUnregister),
+    P("cuCtxGetLimit", 3010, cuCtxGetLimit), P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
     P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2), P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
     P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2), P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
     P("cuMemPoolExportPointer", 11020, cuMemPoolExportPointer),
