@@ -25,7 +25,8 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/libnext_a.so $(BUILD)/tests/libnext_b.so $(BUILD)/tests/libsig_early.so \
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
-            $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so
+            $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so \
+            $(BUILD)/tests/libxla_fake.so
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -117,6 +118,9 @@ $(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o 
 	$(CC) -o $@ $^ -lpthread
 # The fake CuPy's native half (tests/fake/cupy): its name says cupy, as CuPy's modules' paths do.
 $(BUILD)/tests/libcupy_fake.so: $(BUILD)/tests/progs/cupy_fake.o $(BUILD)/fake/libcudart.so
+	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake'
+# The fake JAX's native half (tests/fake/jax): its name says xla, as jaxlib's and its plugin's do.
+$(BUILD)/tests/libxla_fake.so: $(BUILD)/tests/progs/xla_fake.o $(BUILD)/fake/libcudart.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake'
 $(BUILD)/tests/libpy_helpers.so: $(BUILD)/tests/progs/py_helpers.o $(BUILD)/fake/libcudart.so
 	$(CC) -shared -o $@ $< -L$(BUILD)/fake -lcudart -Wl,-rpath,'$$ORIGIN/../fake' -lpthread

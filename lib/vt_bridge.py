@@ -142,10 +142,33 @@ def _cupy(out, stacks):
     out.append("bridge cupy ok default pool; pinned pool %d free blocks" % pinned.n_free_blocks())
 
 
+def _jax(out, stacks):
+    jax = sys.modules.get("jax")
+    if jax is None:
+        out.append("bridge jax absent jax is not imported")
+        return
+    # Asking JAX for its devices before it has made its backends would make them: a CUDA context and,
+    # by default, a pool of 75 % of the device. So only where they exist already.
+    xb = sys.modules.get("jax._src.xla_bridge")
+    if xb is None or not getattr(xb, "_backends", None):
+        out.append("bridge jax absent jax has not initialised its backends")
+        return
+    n = 0
+    for d in jax.local_devices():
+        if getattr(d, "platform", "") != "gpu":
+            continue
+        st = d.memory_stats() or {}
+        pool = st.get("pool_bytes", st.get("bytes_reserved"))
+        dev = getattr(d, "local_hardware_id", None)
+        out.append("allocator jax %d bfc %s %s" % (d.id if dev is None else dev, _num(st.get("bytes_in_use")), _num(pool)))
+        n += 1
+    out.append("bridge jax ok %d GPU device%s" % (n, "" if n == 1 else "s"))
+
+
 def collect():
     out = []
     stacks = _Stacks(out)
-    for name, part in (("running", _running), ("torch", _torch), ("cupy", _cupy)):
+    for name, part in (("running", _running), ("torch", _torch), ("cupy", _cupy), ("jax", _jax)):
         mark, smark = len(out), stacks.mark()
         try:
             part(out, stacks)

@@ -272,6 +272,56 @@ static void test_native_pool_verdicts(void)
     }
 }
 
+/* JAX (the fake, tests/fake/jax): its pool's totals from memory_stats(), preallocated or grown on
+ * demand; a preallocated pool is cache, not memory the program holds; the bridge never makes JAX's
+ * backend. */
+static void test_jax(void)
+{
+    static const char *const runs[][2] = {{"leak", "true"}, {"cache", "false"}};
+    char prog[1200], lib[1200], pre[64];
+    snprintf(prog, sizeof prog, "%s/../tests/progs/jax_prog.py", build_dir());
+    snprintf(lib, sizeof lib, "FAKE_XLA_LIB=%s/tests/libxla_fake.so", build_dir());
+    for (int m = 0; m < 2; m++) {
+        struct run r, c;
+        struct figures f1, f2;
+        snprintf(pre, sizeof pre, "XLA_PYTHON_CLIENT_PREALLOCATE=%s", runs[m][1]);
+        const char *env[] = {pypath, lib, pre, NULL};
+        const char *args[] = {prog, runs[m][0], NULL};
+        run_prog(&r, PYTHON, args, env, 1);
+        char before[700];
+        const char *b = strstr(r.out, "before ");
+        int ran = r.status == 0 && b && sscanf(b, "before %699s", before) == 1 && get_figures(&r, "first", &f1) &&
+                  get_figures(&r, "second", &f2);
+        if (!ok(ran, "jax %s, preallocate %s: ran, three dumps", runs[m][0], runs[m][1])) {
+            diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+            run_free(&r);
+            continue;
+        }
+        char buf[512];
+        ok(record(&r, before, "bridge jax absent jax has not initialised its backends", buf, sizeof buf) &&
+               !record(&r, before, "alloc ", buf, sizeof buf),
+           "a dump before JAX made its backend: the bridge says so and made none (no device memory)");
+        /* get_figures reads bytes_in_use as "allocated", pool_bytes as "reserved". */
+        cmd(&c, "report", f1.path, "--json", NULL);
+        const char *view = "\"allocators\":[{\"name\":\"jax\"";
+        ok(c.status == 0 && strstr(c.out, view), "jax: report --json has JAX's view");
+        is_u64(json_num(c.out, view, "allocated"), f1.allocated, "its allocated = bytes_in_use");
+        is_u64(json_num(c.out, view, "reserved"), f1.reserved, "its reserved = pool_bytes");
+        is_u64(json_num(c.out, "\"devices\":[", "allocated"), f1.allocated,
+               "device allocated = bytes_in_use, not the pool (preallocated or not)");
+        run_free(&c);
+        cmd(&c, "diff", f1.path, f2.path, NULL);
+        if (m == 0)
+            ok(strstr(c.out, "verdict: leak-suspect: reserved +0 B, allocated +16.0 MiB") != NULL,
+               "jax leak in a preallocated pool: leak-suspect, +16 MiB allocated, nothing reserved");
+        else
+            ok(strstr(c.out, "verdict: cache-growth") && strstr(c.out, "allocated +0 B"),
+               "jax cache, grown on demand: cache-growth, allocated +0");
+        run_free(&c);
+        run_free(&r);
+    }
+}
+
 static void test_cache(void)
 {
     struct run r, c;
@@ -433,10 +483,11 @@ static void test_switches(void)
 
     py(&r, "notorch", NULL);
     n = load_dumps(&r, d, 4);
-    int absent = n > 0 && d[0].nbridges == 2 && !strcmp(d[0].bridges[0].status, "absent") &&
-                 !strcmp(d[0].bridges[1].status, "absent");
+    int absent = n > 0 && d[0].nbridges == 3;
+    for (size_t i = 0; absent && i < 3; i++)
+        absent = !strcmp(d[0].bridges[i].status, "absent");
     ok(absent && !strcmp(d[0].python.status, "ok") && d[0].nallocators == 0,
-       "Python without torch: both bridges say absent, nothing else");
+       "Python without torch: the three bridges (torch, CuPy, JAX) say absent, nothing else");
     ok(n > 0 && d[0].nallocs == 1, "and the driver allocation is there as ever");
     free_dumps(d, n);
     run_free(&r);
@@ -486,6 +537,7 @@ int main(void)
     test_leak();
     test_in_flight();
     test_cupy();
+    test_jax();
     test_history_at_dump();
     test_cache();
     test_timeout();

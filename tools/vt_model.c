@@ -148,11 +148,15 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
     return out;
 }
 
-/* Python files of the frameworks that allocate (torch, CuPy): frames there say how the framework got to
- * the allocation, not who asked for it. */
+/* Python files of the frameworks that allocate (torch, CuPy, JAX): frames there say how the framework
+ * got to the allocation, not who asked for it. */
 static int vt_framework_file(const char *file)
 {
-    return strstr(file, "/torch/") != NULL || strstr(file, "/cupy/") != NULL;
+    static const char *const dirs[] = {"/torch/", "/cupy/", "/jax/", "/jaxlib/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (strstr(file, dirs[i]))
+            return 1;
+    return 0;
 }
 
 /* The frames of a Python stack worth showing: the framework's own frames at the top are left out, as the

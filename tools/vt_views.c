@@ -204,10 +204,13 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
             v->fragmented = VT_DF_UNKNOWN;
             v->source = "allocated: live cudaMallocAsync allocations; reserved: the default pool's attributes; "
                         "releasable: what trimming the pool can give back";
-        } else if (!strcmp(v->name, "cupy")) {
+        } else if (!strcmp(v->name, "cupy") || !strcmp(v->name, "jax")) {
+            /* Pools that give their totals only: their segments are the device allocations made inside
+             * their own modules (CuPy's; XLA's, in jaxlib or its CUDA plugin). */
+            const char *module = !strcmp(v->name, "cupy") ? "cupy" : "xla";
             for (size_t k = 0; k < d->nallocs; k++)
                 if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
-                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "cupy")) {
+                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, module)) {
                     vw->alloc_role[k] = VT_ROLE_SEGMENT;
                     v->matched++;
                     v->matched_bytes += d->allocs[k].size;
@@ -218,8 +221,10 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
             v->allocated_in_matched = v->own_allocated != VT_DF_UNKNOWN && v->own_allocated < v->matched_bytes
                                           ? v->own_allocated : v->matched_bytes;
             v->releasable = v->fragmented = VT_DF_UNKNOWN;
-            v->source = "CuPy's default memory pool: used and total bytes; its segments: the device "
-                        "allocations made through CuPy";
+            v->source = !strcmp(v->name, "cupy") ? "CuPy's default memory pool: used and total bytes; its segments: "
+                                                   "the device allocations made through CuPy"
+                                                 : "JAX's device memory_stats(): bytes in use and the pool's bytes; its "
+                                                   "segments: the device allocations made through XLA";
         } else if (v->segments) {
             v->source = "torch.cuda.memory._snapshot(): segments and blocks";
             /* The other way round: memory torch's allocator took that its snapshot does not list. The
