@@ -158,10 +158,35 @@ static const char vt_native_source[] =
     "blocks reported through vramtrace_block_alloc(); segments: the device allocations holding them, and "
     "those the pool started a block at or declared (vramtrace_pool_segment())";
 
+/* A native allocator's view, made the first time one of its segments or blocks is met. */
+static struct vt_view *vt_native_view(struct vt_views *vw, size_t *cap, const char *name, int device)
+{
+    struct vt_view *v = vt_view_get(vw, cap, name, device);
+    if (v) {
+        snprintf(v->backend, sizeof v->backend, "blocks");
+        v->source = vt_native_source;
+    }
+    return v;
+}
+
+/* Device allocation k becomes native view v's segment (seg_view: each allocation's view index). */
+static void vt_native_segment(const struct vt_dumpfile *d, struct vt_views *vw, struct vt_view *v, size_t k,
+                              long *seg_view)
+{
+    vw->alloc_role[k] = VT_ROLE_SEGMENT;
+    seg_view[k] = v - vw->v;
+    v->segments++;
+    v->matched++;
+    v->matched_bytes += d->allocs[k].size;
+    v->reserved += d->allocs[k].size;
+}
+
 int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
 {
     memset(vw, 0, sizeof *vw);
     size_t cap = 0;
+    long *seg_view = NULL;  /* per allocation: the native view whose segment it is, -1 for none */
+    uint32_t *seg_live = NULL; /* per allocation: live blocks in it */
     struct vt_by_addr dev = {0}, maps = {0};
     vw->alloc_role = calloc(d->nallocs ? d->nallocs : 1, 1);
     vw->phys_role = calloc(d->nphys ? d->nphys : 1, 1);
@@ -253,15 +278,11 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     }
     /* Native allocators' segments: the device allocations they hold as such (pool_segment records:
      * the pool reported a block at the allocation's start, or declared it), whether blocks are live in
-     * them or not; then the device allocation that contains each live block. seg_view: the view of each
-     * allocation that is a native pool's segment (-1: none); seg_live: its live blocks. */
-    long *seg_view = malloc((d->nallocs ? d->nallocs : 1) * sizeof *seg_view);
-    uint32_t *seg_live = calloc(d->nallocs ? d->nallocs : 1, sizeof *seg_live);
-    if (!seg_view || !seg_live) {
-        free(seg_view);
-        free(seg_live);
+     * them or not; then the device allocation that contains each live block. */
+    seg_view = malloc((d->nallocs ? d->nallocs : 1) * sizeof *seg_view);
+    seg_live = calloc(d->nallocs ? d->nallocs : 1, sizeof *seg_live);
+    if (!seg_view || !seg_live)
         goto fail;
-    }
     for (size_t i = 0; i < d->nallocs; i++)
         seg_view[i] = -1;
     for (size_t i = 0; i < d->npool_segments; i++) {
@@ -269,34 +290,18 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         size_t k = vt_lower(&dev, ps->addr + 1);
         if (!k || d->allocs[dev.ix[k - 1]].addr != ps->addr || vw->alloc_role[dev.ix[k - 1]] == VT_ROLE_SEGMENT)
             continue;
-        const struct vt_df_alloc *seg = &d->allocs[dev.ix[k - 1]];
-        struct vt_view *v = vt_view_get(vw, &cap, ps->allocator, seg->device);
-        if (!v) {
-            free(seg_view);
-            free(seg_live);
+        struct vt_view *v = vt_native_view(vw, &cap, ps->allocator, d->allocs[dev.ix[k - 1]].device);
+        if (!v)
             goto fail;
-        }
-        snprintf(v->backend, sizeof v->backend, "blocks");
-        v->source = vt_native_source;
-        vw->alloc_role[dev.ix[k - 1]] = VT_ROLE_SEGMENT;
-        seg_view[dev.ix[k - 1]] = v - vw->v;
-        v->segments++;
-        v->matched++;
-        v->matched_bytes += seg->size;
-        v->reserved += seg->size;
+        vt_native_segment(d, vw, v, dev.ix[k - 1], seg_view);
     }
     for (size_t i = 0; i < d->nallocs; i++) {
         const struct vt_df_alloc *b = &d->allocs[i];
         if (strcmp(b->kind, "block"))
             continue;
-        struct vt_view *v = vt_view_get(vw, &cap, b->api, b->device);
-        if (!v) {
-            free(seg_view);
-            free(seg_live);
+        struct vt_view *v = vt_native_view(vw, &cap, b->api, b->device);
+        if (!v)
             goto fail;
-        }
-        snprintf(v->backend, sizeof v->backend, "blocks");
-        v->source = vt_native_source;
         v->blocks++;
         v->allocated += b->size;
         size_t k = vt_lower(&dev, b->addr + 1);
@@ -304,14 +309,8 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         if (seg && b->addr >= seg->addr && b->addr - seg->addr < seg->size && b->size <= seg->size - (b->addr - seg->addr)) {
             v->allocated_in_matched += b->size;
             seg_live[dev.ix[k - 1]]++;
-            if (vw->alloc_role[dev.ix[k - 1]] != VT_ROLE_SEGMENT) {
-                vw->alloc_role[dev.ix[k - 1]] = VT_ROLE_SEGMENT;
-                seg_view[dev.ix[k - 1]] = v - vw->v;
-                v->segments++;
-                v->matched++;
-                v->matched_bytes += seg->size;
-                v->reserved += seg->size;
-            }
+            if (vw->alloc_role[dev.ix[k - 1]] != VT_ROLE_SEGMENT)
+                vt_native_segment(d, vw, v, dev.ix[k - 1], seg_view);
         } else {
             v->unmatched++;
         }
@@ -336,6 +335,8 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     free(maps.ix);
     return 0;
 fail:
+    free(seg_view);
+    free(seg_live);
     free(dev.ix);
     free(maps.ix);
     vt_views_free(vw);

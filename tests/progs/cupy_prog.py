@@ -3,18 +3,10 @@
 # "figures TAG PATH USED TOTAL 0 0". leak: every request keeps its array; cache: requests of ever
 # larger sizes, each array freed at once, so the pool grows while what is used does not.
 #   cupy_prog.py leak|cache
-import ctypes
 import sys
 
 import cupy
-
-lib = ctypes.CDLL(None)
-buf = ctypes.create_string_buffer(4096)
-
-
-def dump():
-    rc = lib.vramtrace_dump(buf, ctypes.c_size_t(4096))
-    return buf.value.decode() if rc == 0 else "failed"
+from take_dump import dump
 
 
 def figures(tag, path):

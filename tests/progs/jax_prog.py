@@ -3,19 +3,11 @@
 # "figures TAG PATH BYTES_IN_USE POOL_BYTES 0 0". leak: every request keeps its array; cache: requests
 # of ever larger sizes, each array dropped at once. A dump before JAX made its backend comes first.
 #   jax_prog.py leak|cache
-import ctypes
 import sys
 
 import jax
 import jax.numpy as jnp
-
-lib = ctypes.CDLL(None)
-buf = ctypes.create_string_buffer(4096)
-
-
-def dump():
-    rc = lib.vramtrace_dump(buf, ctypes.c_size_t(4096))
-    return buf.value.decode() if rc == 0 else "failed"
+from take_dump import dump
 
 
 def figures(tag, path):

@@ -8,13 +8,11 @@ import signal
 import sys
 import time
 
-lib = ctypes.CDLL(None)
-buf = ctypes.create_string_buffer(4096)
+from take_dump import dump as take_dump
 
 
 def dump(tag):
-    rc = lib.vramtrace_dump(buf, ctypes.c_size_t(4096))
-    return buf.value.decode() if rc == 0 else "failed"
+    return take_dump()
 
 
 def figures(torch, tag, path):
