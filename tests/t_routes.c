@@ -57,6 +57,8 @@ int main(void)
     check_route("prog_driver", "gpa5", 1000039, "async", "cuMemAllocAsync", "route_gpa5_alloc");
     check_route("prog_driver", "gpa5_ptsz", 1000081, "async", "cuMemAllocAsync_ptsz", "route_gpa5_ptsz_alloc");
     check_route("prog_driver", "gpa_self", 1000099, "device", "cuMemAlloc_v2", "route_gpa_self_alloc");
+    /* Arrays and imports reach the driver through cuGetProcAddress too: the import (by its size here). */
+    check_route("prog_driver", "gpa_others", 1000117, "imported", "cuIpcOpenMemHandle_v2", "route_gpa_others");
     /* Shared runtime: the driver call inside cudaMalloc is labelled, not counted again; the
      * allocation that was freed is gone, and its free counted once. */
     check_route("prog_rt_shared", "malloc", 2000003, "device", "cudaMalloc", "rt_alloc_fn");

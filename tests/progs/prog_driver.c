@@ -82,6 +82,27 @@ NOINLINE void route_gpa5_ptsz_alloc(size_t n)
     prog_check(gpa5_async(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)(&p, n, NULL) == CUDA_SUCCESS, "ptsz alloc");
 }
 
+/* An array and an IPC import through cuGetProcAddress, as the runtime reaches the driver: each must land
+ * in vramtrace's wrapper. Sizes: the array's bytes as the driver gives them, n for the import. */
+NOINLINE void route_gpa_others(size_t n)
+{
+    gpa5_fn gpa = (gpa5_fn)dlsym(libcuda(), "cuGetProcAddress_v2");
+    CUresult (*mk)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *) = NULL;
+    CUresult (*open)(CUdeviceptr *, CUipcMemHandle, unsigned int) = NULL;
+    CUdriverProcAddressQueryResult st;
+    prog_check(gpa && gpa("cuArrayCreate", (void **)&mk, 12000, 0, &st) == CUDA_SUCCESS && mk &&
+                   gpa("cuIpcOpenMemHandle", (void **)&open, 12000, 0, &st) == CUDA_SUCCESS && open,
+               "gpa lookups");
+    CUarray arr;
+    CUDA_ARRAY_DESCRIPTOR d = {.Width = 512, .Height = 512, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+    CUdeviceptr src, imported;
+    CUipcMemHandle h;
+    prog_check(mk(&arr, &d) == CUDA_SUCCESS, "gpa array");
+    prog_check(cuMemAlloc(&src, n) == CUDA_SUCCESS && cuIpcGetMemHandle(&h, src) == CUDA_SUCCESS &&
+                   open(&imported, h, 0) == CUDA_SUCCESS && cuMemFree(src) == CUDA_SUCCESS,
+               "gpa import");
+}
+
 /* cudart's way: fetch cuGetProcAddress through itself, then everything through that. */
 NOINLINE void route_gpa_self_alloc(size_t n)
 {
@@ -632,6 +653,8 @@ int main(int argc, char **argv)
         route_gpa5_alloc(1000039);
     else if (!strcmp(mode, "gpa5_ptsz"))
         route_gpa5_ptsz_alloc(1000081);
+    else if (!strcmp(mode, "gpa_others"))
+        route_gpa_others(1000117);
     else if (!strcmp(mode, "gpa_self"))
         route_gpa_self_alloc(1000099);
     else if (!strcmp(mode, "legacy"))
