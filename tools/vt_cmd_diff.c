@@ -278,7 +278,14 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
             if (known) {
                 vt_human(rel, a, sizeof a);
                 vt_human(frag, b, sizeof b);
-                printf("; empty_cache() would return %s, %s is free space inside partly used segments", a, b);
+                /* Torch's word for it where torch is the only caching allocator; the plain one otherwise. */
+                int torch_only = 1;
+                for (size_t k = 0; k < m[1].views.n; k++)
+                    torch_only &= !strcmp(m[1].views.v[k].name, "torch");
+                printf(torch_only ? "; empty_cache() would return %s, %s is free space inside partly used segments"
+                                  : "; the caching allocators hold %s in wholly free segments, %s of free space inside "
+                                    "partly used ones",
+                       a, b);
             }
         }
         if (flight > 0) {
