@@ -280,6 +280,34 @@ def check_cupy(name, out):
     overhead_note(name, rep)
 
 
+# ---- 7: JAX's pool (issue 15) ----
+def check_jax(name, out):
+    rows = {r["tag"]: r for r in json_lines(out, "jax")}
+    if set(rows) != {"first", "second"} or not all(r["dump"] for r in rows.values()):
+        check(name + " ran", False, f"see {out}")
+        return
+    for tag, r in sorted(rows.items()):
+        rep = report(r["dump"])
+        dev = next(x for x in rep["devices"] if x["device"] == 0)
+        view = next((a for a in dev["allocators"] if a["name"] == "jax"), None)
+        check(f"{name} {tag}: bridge allocated/reserved = memory_stats() bytes_in_use/pool_bytes",
+              view is not None and (view["allocated"], view["reserved"]) == (r["bytes_in_use"], r["pool_bytes"]),
+              f"view {view and (view['allocated'], view['reserved'])}, JAX {r['version']} "
+              f"({r['bytes_in_use']}, {r['pool_bytes']})")
+        check(f"{name} {tag}: XLA's driver allocations found, and they hold its pool",
+              view is not None and view["segments_matched"] > 0 and view.get("own_reserved") == r["pool_bytes"]
+              and dev["reserved"] >= r["pool_bytes"],
+              f"{view and view['segments_matched']} segments; device reserved {dev['reserved']}, pool {r['pool_bytes']}")
+        check(f"{name} {tag}: device allocated is what JAX has in use, not its pool",
+              dev["allocated"] < r["pool_bytes"] or r["bytes_in_use"] == r["pool_bytes"],
+              f"device allocated {dev['allocated']}, in use {r['bytes_in_use']}, pool {r['pool_bytes']}")
+    d = diff_json(rows["first"]["dump"], rows["second"]["dump"])
+    grew = rows["second"]["bytes_in_use"] - rows["first"]["bytes_in_use"]
+    check(name + " diff: leak-suspect, allocated delta = bytes_in_use growth",
+          d["verdict"] == "leak-suspect" and d["allocated_delta"] == grew,
+          f"verdict {d['verdict']}, allocated {d['allocated_delta']}, JAX grew {grew}")
+
+
 # ---- the torch bridge (issue 5) ----
 def diff_json(old, new):
     out = subprocess.run([VRAMTRACE, "diff", old, new, "--json"], capture_output=True, text=True)
@@ -446,6 +474,8 @@ def main():
         ("bridge frag", lambda: check_bridge("B fragmentation", f"{folder}/bridge-frag")),
         ("bridge expandable", lambda: check_bridge("B torch_cache.py expandable", f"{folder}/bridge-expandable")),
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
+        ("jax preallocated", lambda: check_jax("7 JAX preallocated", f"{folder}/jax-true/out.txt")),
+        ("jax on demand", lambda: check_jax("7 JAX on demand", f"{folder}/jax-false/out.txt")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
         ("safety", lambda: check_safety(folder)),
         ("readme", lambda: check_readme(folder)),

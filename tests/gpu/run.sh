@@ -55,6 +55,12 @@ PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True VRAMTRACE_DIR=$d/dumps LD_PRELO
 d=$(scenario cupy)
 VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/cupy_pool.py > "$d/out.txt" 2>&1
 
+# 7: JAX, its pool preallocated (the default) and grown on demand.
+for pre in true false; do
+  d=$(scenario jax-$pre)
+  XLA_PYTHON_CLIENT_PREALLOCATE=$pre VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/jax_pool.py > "$d/out.txt" 2>&1
+done
+
 # 8: no CUDA at all; bare and preloaded runs interleaved.
 d=$(scenario nocuda)
 for round in 1 2 3 4 5; do
