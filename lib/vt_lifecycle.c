@@ -13,6 +13,7 @@
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_dumper.h"
+#include "vt_driver_graph.h"
 #include "vt_lifecycle.h"
 #include "vt_selfcost.h"
 #include "vt_lock.h"
@@ -87,6 +88,7 @@ static void vt_atfork_child(void)
     vt_dump_atfork_child();
     vt_dumper_atfork_child();
     vt_selfcost_atfork_child();
+    vt_graph_atfork_child();
     /* The child is quiet until it makes a CUDA call of its own (its signal handler, inherited, stays). */
     atomic_store(&vt_active, 0);
 }

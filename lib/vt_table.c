@@ -170,7 +170,7 @@ static void vt_unlock_all(void)
 
 static const char *const vt_kind_names[VT_KIND_COUNT] = {
     "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
-    "block", "array", "host_registered", "imported", "external",
+    "block", "array", "host_registered", "imported", "external", "graph",
 };
 
 const char *vt_kind_name(enum vt_kind k)

@@ -26,6 +26,7 @@ enum vt_kind {
     VT_KIND_HOST_REG, /* host memory the program pinned itself (cuMemHostRegister) */
     VT_KIND_IMPORTED, /* another owner's memory mapped here: IPC, pool imports, external buffers */
     VT_KIND_EXTERNAL, /* an external memory object (cuImportExternalMemory), keyed by its handle */
+    VT_KIND_GRAPH,    /* a CUDA graph's allocation node, live from a launch until freed (in the graph pool) */
     VT_KIND_COUNT
 };
 

@@ -343,6 +343,32 @@ static void test_imports(void)
     run_free(&r);
 }
 
+/* CUDA graphs' allocation nodes: live from a launch until freed, named by the call that built the node. */
+static void test_graph_memory(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"graphmem", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    if (!ok(r.status == 0 && n == 4, "graphmem: three API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(count_allocs(&d[0], "graph", NULL, 0), 0, "built, not launched: no graph memory");
+    is_u64(count_allocs(&d[1], "graph", "cuGraphAddMemAllocNode", 6 * MiB), 1,
+           "launched: the node that its graph does not free, 6 MiB, past the graph's destruction");
+    is_u64(count_allocs(&d[1], "graph", NULL, 0), 1, "the graph that frees its own allocation leaves none");
+    const struct vt_df_alloc *a = find_alloc(&d[1], 6 * MiB);
+    ok(a && a->device == 0 && stack_has(&d[1], a->stack, "graph_build"), "named by the call that built the node");
+    is_u64(count_allocs(&d[2], "graph", NULL, 0), 0, "cuMemFreeAsync frees it");
+    is_u64(vt_df_counter(&d[2], "unknown_frees"), 0, "that free is no unknown pointer");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -353,5 +379,6 @@ int main(void)
     test_pool_segment();
     test_arrays();
     test_imports();
+    test_graph_memory();
     return tap_done();
 }

@@ -142,7 +142,7 @@ static void vt_df_split(struct vt_df_parser *p, char *s, int max)
 
 static const char *const vt_df_alloc_kinds[] = {"device", "managed", "host_pinned", "async", "vmm_map",
                                                 "va_reserved", "block", "array", "host_registered", "imported",
-                                                "external", NULL};
+                                                "external", "graph", NULL};
 static const char *const vt_df_phys_kinds[] = {"vmm_physical", "vmm_physical_host", NULL};
 
 static int vt_df_known_kind(const char *k, const char *const *set)

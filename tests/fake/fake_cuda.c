@@ -1107,6 +1107,89 @@ CUresult cuDestroyExternalMemory(CUexternalMemory ext)
     return CUDA_SUCCESS;
 }
 
+/* Graphs, just enough for memory nodes: an allocation node takes its address (and the memory, which
+ * the fake does not defer to the launch) when it is added; a free node, a launch and the destroys only
+ * check their handles. The memory is freed by cuMemFreeAsync/cuMemFree as stream-ordered memory is. */
+struct fake_graph {
+    int magic;
+};
+#define FAKE_GRAPH_MAGIC 0x67726168
+
+CUresult cuGraphCreate(CUgraph *graph, unsigned int flags)
+{
+    struct fake_graph *g = graph && !flags ? malloc(sizeof *g) : NULL;
+    if (!g)
+        return CUDA_ERROR_INVALID_VALUE;
+    g->magic = FAKE_GRAPH_MAGIC;
+    *graph = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+static int fake_graph_ok(const void *g)
+{
+    return g && ((const struct fake_graph *)g)->magic == FAKE_GRAPH_MAGIC;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *params)
+{
+    static int nodes;
+    (void)deps;
+    (void)ndeps;
+    if (!node || !fake_graph_ok(graph) || !params || !params->bytesize)
+        return CUDA_ERROR_INVALID_VALUE;
+    int d = fake_current_dev();
+    CUresult r = d < 0 ? CUDA_ERROR_INVALID_CONTEXT : fake_alloc(&params->dptr, params->bytesize, FK_IMPORT, d, NULL);
+    if (r == CUDA_SUCCESS)
+        *node = (CUgraphNode)(uintptr_t)(0x1000 + ++nodes);
+    return r;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr)
+{
+    (void)deps;
+    (void)ndeps;
+    if (!node || !fake_graph_ok(graph) || !dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *node = (CUgraphNode)(uintptr_t)(0x2000 + (dptr & 0xfff));
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags)
+{
+    (void)flags;
+    if (!exec || !fake_graph_ok(graph))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct fake_graph *e = malloc(sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->magic = FAKE_GRAPH_MAGIC;
+    *exec = (CUgraphExec)e;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+    (void)stream;
+    return fake_graph_ok(exec) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+    if (!fake_graph_ok(exec))
+        return CUDA_ERROR_INVALID_VALUE;
+    free(exec);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph graph)
+{
+    if (!fake_graph_ok(graph))
+        return CUDA_ERROR_INVALID_VALUE;
+    free(graph);
+    return CUDA_SUCCESS;
+}
+
 /* Host memory registration: ranges the program pinned itself; unregistering an unknown one fails. */
 struct fake_reg {
     void *p;
@@ -1192,6 +1275,11 @@ static const struct fake_proc fake_procs[] = {
     P("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements),
     P("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
     P("cuMemHostRegister", 6050, cuMemHostRegister_v2), P("cuMemHostUnregister", 4000, cuMemHostUnregister),
+    P("cuGraphCreate", 10000, cuGraphCreate), P("cuGraphAddMemAllocNode", 11040, cuGraphAddMemAllocNode),
+    P("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode),
+    P("cuGraphInstantiate", 11040, cuGraphInstantiateWithFlags),
+    P("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags), P("cuGraphLaunch", 10000, cuGraphLaunch),
+    P("cuGraphExecDestroy", 10000, cuGraphExecDestroy), P("cuGraphDestroy", 10000, cuGraphDestroy),
     P("cuCtxGetLimit", 3010, cuCtxGetLimit), P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
     P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2), P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
     P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2), P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),

@@ -362,6 +362,43 @@ static void mode_imports(void)
     prog_dump();
 }
 
+/* A graph with an allocation node and no free node: n bytes, the graph's to hand out at each launch. */
+NOINLINE CUgraph graph_build(size_t n, CUdeviceptr *dptr, int free_in_graph)
+{
+    CUgraph g;
+    CUgraphNode a, f;
+    CUDA_MEM_ALLOC_NODE_PARAMS p = {.poolProps = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                                  .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}},
+                                    .bytesize = n};
+    prog_check(cuGraphCreate(&g, 0) == CUDA_SUCCESS && cuGraphAddMemAllocNode(&a, g, NULL, 0, &p) == CUDA_SUCCESS,
+               "graph with an allocation node");
+    if (free_in_graph)
+        prog_check(cuGraphAddMemFreeNode(&f, g, &a, 1, p.dptr) == CUDA_SUCCESS, "free node");
+    *dptr = p.dptr;
+    return g;
+}
+
+/* Graph memory nodes: live from a launch until freed; a graph that frees its own allocation leaves
+ * nothing; a graph never launched holds nothing. */
+static void mode_graphmem(void)
+{
+    CUdeviceptr kept, inside, never;
+    CUgraphExec e1, e2;
+    ctx();
+    CUgraph g1 = graph_build(4 * MiB, &inside, 1), g2 = graph_build(6 * MiB, &kept, 0),
+            g3 = graph_build(3 * MiB, &never, 0);
+    prog_dump(); /* 1: built, none launched: nothing */
+    prog_check(cuGraphInstantiate(&e1, g1, 0) == CUDA_SUCCESS && cuGraphInstantiate(&e2, g2, 0) == CUDA_SUCCESS &&
+                   cuGraphLaunch(e1, 0) == CUDA_SUCCESS && cuGraphLaunch(e2, 0) == CUDA_SUCCESS,
+               "launches");
+    prog_check(cuGraphExecDestroy(e2) == CUDA_SUCCESS && cuGraphDestroy(g2) == CUDA_SUCCESS, "destroyed");
+    prog_dump(); /* 2: g2's 6 MiB, past its graph's destruction */
+    prog_check(cuMemFreeAsync(kept, 0) == CUDA_SUCCESS, "freed by the stream");
+    prog_dump(); /* 3: nothing */
+    (void)g3;
+    (void)never;
+}
+
 NOINLINE void oom_alloc(size_t n)
 {
     CUdeviceptr p;
@@ -671,6 +708,8 @@ int main(int argc, char **argv)
         mode_oom();
     else if (!strcmp(mode, "frees"))
         mode_frees();
+    else if (!strcmp(mode, "graphmem"))
+        mode_graphmem();
     else if (!strcmp(mode, "imports"))
         mode_imports();
     else if (!strcmp(mode, "arrays"))

@@ -1,0 +1,226 @@
+/* Driver hooks for CUDA graphs' memory nodes. An allocation node's memory is live from a launch of a
+ * graph that holds it until it is freed: by a free node (in the same graph, at the end of that launch;
+ * in another graph, when that one is launched), by cuMemFreeAsync/cuMemFree (found in the table as any
+ * stream-ordered pointer), never by the graph's destruction. So nodes are remembered by graph, with the
+ * stack of the call that built them, executable graphs by the graph they came from, and a launch puts
+ * the nodes its graph does not free itself into the table. Only graphs with memory nodes cost a launch
+ * more than a flag test. Not seen: nodes added by cuGraphAddNode, child graphs, clones, stream capture
+ * (a captured cuMemAllocAsync is recorded when captured, as a stream-ordered allocation). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <uthash.h>
+
+#include "vt_call.h"
+#include "vt_driver_graph.h"
+#include "vt_real.h"
+
+struct vt_gnode {
+    uint64_t graph, dptr, size;
+    uint32_t stack;
+    int16_t device;
+    uint8_t is_free; /* a free node: frees dptr when its graph is launched */
+    struct vt_gnode *next;
+};
+
+struct vt_gexec {
+    uint64_t exec, graph;
+    UT_hash_handle hh;
+};
+
+static pthread_mutex_t vt_g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vt_gnode *vt_gnodes;
+static struct vt_gexec *vt_gexecs;
+static atomic_int vt_g_any; /* a memory node was ever made: launches look at all */
+
+static void vt_gnode_add(uint64_t graph, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free)
+{
+    struct vt_gnode *n = calloc(1, sizeof *n);
+    if (!n)
+        return;
+    *n = (struct vt_gnode){graph, dptr, size, stack, (int16_t)device, (uint8_t)is_free, NULL};
+    pthread_mutex_lock(&vt_g_lock);
+    n->next = vt_gnodes;
+    vt_gnodes = n;
+    pthread_mutex_unlock(&vt_g_lock);
+    atomic_store(&vt_g_any, 1);
+}
+
+void vt_graph_atfork_child(void)
+{
+    /* The parent's graphs mean nothing to a child that cannot use CUDA; only the lock must be free. */
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    vt_g_lock = mu;
+}
+
+CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *params)
+{
+    VT_REAL_OR(cuGraphAddMemAllocNode, CUDA_ERROR_NOT_INITIALIZED);
+    struct vt_call c;
+    vt_call_alloc_begin(&c, VT_FN_cuGraphAddMemAllocNode);
+    CUresult r = real(node, graph, deps, ndeps, params);
+    vt_call_after(&c);
+    if (r == CUDA_SUCCESS && params)
+        vt_gnode_add((uint64_t)(uintptr_t)graph, params->dptr, params->bytesize, c.stack,
+                     params->poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? params->poolProps.location.id : -1, 0);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
+    return r;
+}
+
+CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr)
+{
+    VT_REAL_OR(cuGraphAddMemFreeNode, CUDA_ERROR_NOT_INITIALIZED);
+    struct vt_call c;
+    vt_call_plain_begin(&c, VT_FN_cuGraphAddMemFreeNode);
+    CUresult r = real(node, graph, deps, ndeps, dptr);
+    vt_call_after(&c);
+    if (r == CUDA_SUCCESS)
+        vt_gnode_add((uint64_t)(uintptr_t)graph, dptr, 0, 0, -1, 1);
+    vt_call_plain_end(&c, r == CUDA_SUCCESS);
+    return r;
+}
+
+static void vt_gexec_add(CUresult r, CUgraphExec *exec, CUgraph graph)
+{
+    if (r != CUDA_SUCCESS || !exec || !atomic_load(&vt_g_any))
+        return;
+    struct vt_gexec *e = calloc(1, sizeof *e);
+    if (!e)
+        return;
+    e->exec = (uint64_t)(uintptr_t)*exec;
+    e->graph = (uint64_t)(uintptr_t)graph;
+    pthread_mutex_lock(&vt_g_lock);
+    struct vt_gexec *old;
+    HASH_FIND(hh, vt_gexecs, &e->exec, sizeof e->exec, old);
+    if (old) {
+        HASH_DEL(vt_gexecs, old);
+        free(old);
+    }
+    HASH_ADD(hh, vt_gexecs, exec, sizeof e->exec, e);
+    pthread_mutex_unlock(&vt_g_lock);
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags)
+{
+    VT_REAL_OR(cuGraphInstantiateWithFlags, CUDA_ERROR_NOT_INITIALIZED);
+    CUresult r = real(exec, graph, flags);
+    vt_gexec_add(r, exec, graph);
+    return r;
+}
+
+CUresult cuGraphInstantiateWithParams(CUgraphExec *exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+    VT_REAL_OR(cuGraphInstantiateWithParams, CUDA_ERROR_NOT_INITIALIZED);
+    CUresult r = real(exec, graph, params);
+    vt_gexec_add(r, exec, graph);
+    return r;
+}
+
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *exec, CUgraph graph, CUDA_GRAPH_INSTANTIATE_PARAMS *params)
+{
+    VT_REAL_OR(cuGraphInstantiateWithParams_ptsz, CUDA_ERROR_NOT_INITIALIZED);
+    CUresult r = real(exec, graph, params);
+    vt_gexec_add(r, exec, graph);
+    return r;
+}
+
+/* After a launch of exec: its graph's allocations that it does not free itself are live; what it frees
+ * of other graphs' allocations is not. The launch itself is not an allocating call of the program's:
+ * each entry carries the stack of the call that built its node. */
+static void vt_graph_launched(CUgraphExec exec)
+{
+    uint64_t key = (uint64_t)(uintptr_t)exec;
+    pthread_mutex_lock(&vt_g_lock);
+    struct vt_gexec *e;
+    HASH_FIND(hh, vt_gexecs, &key, sizeof key, e);
+    uint64_t graph = e ? e->graph : 0;
+    size_t n = 0;
+    for (struct vt_gnode *g = vt_gnodes; g && graph; g = g->next)
+        n += g->graph == graph;
+    struct vt_gnode *mine = n ? malloc(n * sizeof *mine) : NULL;
+    n = 0;
+    for (struct vt_gnode *g = vt_gnodes; g && mine; g = g->next)
+        if (g->graph == graph)
+            mine[n++] = *g;
+    pthread_mutex_unlock(&vt_g_lock);
+    for (size_t i = 0; i < n; i++) {
+        int freed_here = 0;
+        for (size_t j = 0; j < n && !mine[i].is_free; j++)
+            freed_here |= mine[j].is_free && mine[j].dptr == mine[i].dptr;
+        if (mine[i].is_free || freed_here) {
+            if (mine[i].is_free)
+                vt_table_remove(mine[i].dptr, VT_KIND_GRAPH, NULL);
+            continue;
+        }
+        struct vt_alloc a = {.addr = mine[i].dptr, .size = mine[i].size, .kind = VT_KIND_GRAPH,
+                             .device = mine[i].device, .api = VT_FN_cuGraphAddMemAllocNode, .stack = mine[i].stack};
+        vt_table_remove(a.addr, VT_KIND_GRAPH, NULL); /* a launch after an earlier one's free we did not see */
+        vt_table_add(&a);
+    }
+    free(mine);
+}
+
+static CUresult vt_graph_launch(enum vt_fn fn, CUresult (*real)(CUgraphExec, CUstream), CUgraphExec exec, CUstream stream)
+{
+    (void)fn;
+    CUresult r = real(exec, stream);
+    if (r == CUDA_SUCCESS && atomic_load_explicit(&vt_g_any, memory_order_relaxed)) {
+        int saved = errno;
+        vt_graph_launched(exec);
+        errno = saved;
+    }
+    return r;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+    VT_REAL_OR(cuGraphLaunch, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_graph_launch(VT_FN_cuGraphLaunch, real, exec, stream);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
+{
+    VT_REAL_OR(cuGraphLaunch_ptsz, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_graph_launch(VT_FN_cuGraphLaunch_ptsz, real, exec, stream);
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec)
+{
+    VT_REAL_OR(cuGraphExecDestroy, CUDA_ERROR_NOT_INITIALIZED);
+    CUresult r = real(exec);
+    if (r == CUDA_SUCCESS && atomic_load(&vt_g_any)) {
+        uint64_t key = (uint64_t)(uintptr_t)exec;
+        pthread_mutex_lock(&vt_g_lock);
+        struct vt_gexec *e;
+        HASH_FIND(hh, vt_gexecs, &key, sizeof key, e);
+        if (e) {
+            HASH_DEL(vt_gexecs, e);
+            free(e);
+        }
+        pthread_mutex_unlock(&vt_g_lock);
+    }
+    return r;
+}
+
+CUresult cuGraphDestroy(CUgraph graph)
+{
+    VT_REAL_OR(cuGraphDestroy, CUDA_ERROR_NOT_INITIALIZED);
+    CUresult r = real(graph);
+    if (r == CUDA_SUCCESS && atomic_load(&vt_g_any)) {
+        /* Its nodes go; memory a launch made live stays until freed. */
+        uint64_t key = (uint64_t)(uintptr_t)graph;
+        pthread_mutex_lock(&vt_g_lock);
+        for (struct vt_gnode **at = &vt_gnodes; *at;) {
+            struct vt_gnode *g = *at;
+            if (g->graph == key) {
+                *at = g->next;
+                free(g);
+            } else {
+                at = &g->next;
+            }
+        }
+        pthread_mutex_unlock(&vt_g_lock);
+    }
+    return r;
+}
