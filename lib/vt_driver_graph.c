@@ -3,8 +3,8 @@
  * in another graph, when that one is launched), by cuMemFreeAsync/cuMemFree (found in the table as any
  * stream-ordered pointer), never by the graph's destruction. So nodes are remembered by graph, with the
  * stack of the call that built them, executable graphs by the graph they came from, and a launch puts
- * the nodes its graph does not free itself into the table. Only graphs with memory nodes cost a launch
- * more than a flag test. Not seen: nodes added by cuGraphAddNode, child graphs, clones, stream capture
+ * the nodes its graph does not free itself into the table. Once any memory node exists a launch costs
+ * two hash look-ups, and a walk of its own graph's memory nodes; before, a flag test. Not seen: nodes added by cuGraphAddNode, child graphs, clones, stream capture
  * (a captured cuMemAllocAsync is recorded when captured, as a stream-ordered allocation). */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,11 +16,19 @@
 #include "vt_real.h"
 
 struct vt_gnode {
-    uint64_t graph, dptr, size;
+    uint64_t dptr, size;
     uint32_t stack;
     int16_t device;
     uint8_t is_free; /* a free node: frees dptr when its graph is launched */
     struct vt_gnode *next;
+};
+
+/* A graph with memory nodes, and its nodes: a launch walks only its own graph's. */
+struct vt_ggraph {
+    uint64_t graph;
+    struct vt_gnode *nodes;
+    size_t n;
+    UT_hash_handle hh;
 };
 
 struct vt_gexec {
@@ -29,19 +37,30 @@ struct vt_gexec {
 };
 
 static pthread_mutex_t vt_g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vt_gnode *vt_gnodes;
+static struct vt_ggraph *vt_ggraphs;
 static struct vt_gexec *vt_gexecs;
-static atomic_int vt_g_any; /* a memory node was ever made: launches look at all */
+static atomic_int vt_g_any; /* a memory node was ever made: launches look */
 
 static void vt_gnode_add(uint64_t graph, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free)
 {
     struct vt_gnode *n = calloc(1, sizeof *n);
     if (!n)
         return;
-    *n = (struct vt_gnode){graph, dptr, size, stack, (int16_t)device, (uint8_t)is_free, NULL};
+    *n = (struct vt_gnode){dptr, size, stack, (int16_t)device, (uint8_t)is_free, NULL};
     pthread_mutex_lock(&vt_g_lock);
-    n->next = vt_gnodes;
-    vt_gnodes = n;
+    struct vt_ggraph *g;
+    HASH_FIND(hh, vt_ggraphs, &graph, sizeof graph, g);
+    if (!g && (g = calloc(1, sizeof *g))) {
+        g->graph = graph;
+        HASH_ADD(hh, vt_ggraphs, graph, sizeof g->graph, g);
+    }
+    if (g) {
+        n->next = g->nodes;
+        g->nodes = n;
+        g->n++;
+    } else {
+        free(n);
+    }
     pthread_mutex_unlock(&vt_g_lock);
     atomic_store(&vt_g_any, 1);
 }
@@ -133,16 +152,14 @@ static void vt_graph_launched(CUgraphExec exec)
     uint64_t key = (uint64_t)(uintptr_t)exec;
     pthread_mutex_lock(&vt_g_lock);
     struct vt_gexec *e;
+    struct vt_ggraph *g = NULL;
     HASH_FIND(hh, vt_gexecs, &key, sizeof key, e);
-    uint64_t graph = e ? e->graph : 0;
+    if (e)
+        HASH_FIND(hh, vt_ggraphs, &e->graph, sizeof e->graph, g);
+    struct vt_gnode *mine = g && g->n ? malloc(g->n * sizeof *mine) : NULL;
     size_t n = 0;
-    for (struct vt_gnode *g = vt_gnodes; g && graph; g = g->next)
-        n += g->graph == graph;
-    struct vt_gnode *mine = n ? malloc(n * sizeof *mine) : NULL;
-    n = 0;
-    for (struct vt_gnode *g = vt_gnodes; g && mine; g = g->next)
-        if (g->graph == graph)
-            mine[n++] = *g;
+    for (struct vt_gnode *x = mine ? g->nodes : NULL; x; x = x->next)
+        mine[n++] = *x;
     pthread_mutex_unlock(&vt_g_lock);
     for (size_t i = 0; i < n; i++) {
         int freed_here = 0;
@@ -211,14 +228,15 @@ CUresult cuGraphDestroy(CUgraph graph)
         /* Its nodes go; memory a launch made live stays until freed. */
         uint64_t key = (uint64_t)(uintptr_t)graph;
         pthread_mutex_lock(&vt_g_lock);
-        for (struct vt_gnode **at = &vt_gnodes; *at;) {
-            struct vt_gnode *g = *at;
-            if (g->graph == key) {
-                *at = g->next;
-                free(g);
-            } else {
-                at = &g->next;
+        struct vt_ggraph *g;
+        HASH_FIND(hh, vt_ggraphs, &key, sizeof key, g);
+        if (g) {
+            HASH_DEL(vt_ggraphs, g);
+            for (struct vt_gnode *x = g->nodes, *next; x; x = next) {
+                next = x->next;
+                free(x);
             }
+            free(g);
         }
         pthread_mutex_unlock(&vt_g_lock);
     }
