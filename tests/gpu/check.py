@@ -280,6 +280,36 @@ def check_cupy(name, out):
     overhead_note(name, rep)
 
 
+# ---- 2b: CUDA graphs' allocation nodes (issue 15) ----
+def check_graphmem(name, out):
+    rows = {r["tag"]: r for r in json_lines(out, "graphmem")}
+    if set(rows) != {"built", "launched", "freed", "trimmed"} or not all(r["dump"] for r in rows.values()):
+        check(name + " ran", False, f"see {out}")
+        return
+
+    def graph_sites(tag):
+        rep = report(rows[tag]["dump"])
+        return [s for s in rep["sites"] if s["kind"] == "graph"], rep
+
+    built, _ = graph_sites("built")
+    check(name + " built, not launched: no graph memory live", not built and rows["built"]["used"] == 0,
+          f"{len(built)} graph sites; driver used {rows['built']['used']}")
+    launched, _ = graph_sites("launched")
+    live = sum(s["live_bytes"] for s in launched)
+    check(name + " launched: 8 x 64 MiB live = the driver's graph used memory, named by the call that built it",
+          live == 8 * (64 << 20) == rows["launched"]["used"] and any("build_graph" in f for s in launched for f in s["stack"]),
+          f"live {live} in {sum(s['live_count'] for s in launched)} entries, driver used {rows['launched']['used']}, "
+          f"stack {launched[0]['stack'][:2] if launched else None}")
+    freed, _ = graph_sites("freed")
+    with open(rows["freed"]["dump"]) as f:
+        unknown = next((int(line.split()[2]) for line in f if line.startswith("counter unknown_frees ")), None)
+    check(name + " freed by cudaFreeAsync: none live, none an unknown pointer",
+          not freed and rows["freed"]["used"] == 0 and unknown == 0,
+          f"{len(freed)} graph sites; driver used {rows['freed']['used']}; unknown frees {unknown}")
+    check(name + " trimmed: the pool's reserved memory given back", rows["trimmed"]["reserved"] <= rows["freed"]["reserved"],
+          f"reserved {rows['freed']['reserved']} -> {rows['trimmed']['reserved']}")
+
+
 # ---- 7: JAX's pool (issue 15) ----
 def check_jax(name, out):
     rows = {r["tag"]: r for r in json_lines(out, "jax")}
@@ -466,6 +496,7 @@ def main():
         ("kinds -lcuda", lambda: check_kinds("1 driver -lcuda", f"{folder}/kinds-driver/out.txt", "driver")),
         ("kinds entry point", lambda: check_kinds("1 cudaGetDriverEntryPointByVersion", f"{folder}/kinds-entry/out.txt", "driver")),
         ("kinds ptsz", lambda: check_kinds("2 per-thread stream", f"{folder}/kinds-ptsz/out.txt", "ptsz")),
+        ("graph memory", lambda: check_graphmem("2b graph memory nodes", f"{folder}/graphmem/out.txt")),
         ("torch default", lambda: check_torch("3 torch default", f"{folder}/torch-default/out.txt", "default")),
         ("torch expandable", lambda: check_torch("4 torch expandable", f"{folder}/torch-expandable/out.txt", "expandable")),
         ("torch async", lambda: check_torch("5 torch cudaMallocAsync", f"{folder}/torch-async/out.txt", "async")),

@@ -33,6 +33,11 @@ for v in static shared driver entry ptsz; do
     VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/kinds" > "$d/out.txt" 2>&1
 done
 
+# 2b: CUDA graphs' allocation nodes, as NVIDIA's graphMemoryFootprint sample makes them.
+d=$(scenario graphmem)
+nvcc -O2 -g -o "$d/graphmem" tests/gpu/graphmem.cu -lcuda > "$d/build.txt" 2>&1 &&
+  VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/graphmem" > "$d/out.txt" 2>&1
+
 # 3, 4, 5 (and 7): PyTorch's three allocator configurations.
 for cfg in default expandable async; do
   case $cfg in
