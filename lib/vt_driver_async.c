@@ -1,7 +1,9 @@
 /* Driver hooks for stream-ordered allocation: cuMemAllocAsync / FromPoolAsync / FreeAsync in their
- * legacy and per-thread-stream variants, and the pool lifecycle. No extra driver call is made here:
- * these run inside stream capture, so the device of a default-pool allocation is asked at dump time. */
+ * legacy and per-thread-stream variants, and the pool lifecycle. No extra driver call is made here while
+ * no stream capture is under way (the device of a default-pool allocation is asked at dump time); during
+ * one, the capture's state is asked, as a captured call makes a graph node (vt_driver_graph.c). */
 #include "vt_call.h"
+#include "vt_driver_graph.h"
 #include "vt_real.h"
 
 typedef CUresult (*vt_alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
@@ -11,6 +13,15 @@ typedef CUresult (*vt_free_async_fn)(CUdeviceptr, CUstream);
 static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
                              CUstream stream)
 {
+    /* Under stream capture the allocation is a node of the graph being captured: live from its launches. */
+    if (r == CUDA_SUCCESS && atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) {
+        vt_call_after(c);
+        if (vt_graph_captured(stream, *dptr, size, c->stack,
+                              pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1, 0)) {
+            vt_call_plain_end(c, 1);
+            return r;
+        }
+    }
     struct vt_alloc a = {.addr = r == CUDA_SUCCESS ? *dptr : 0, .size = size, .kind = VT_KIND_ASYNC,
                          .x.async = {(uint64_t)(uintptr_t)stream, (uint64_t)(uintptr_t)pool},
                          .device = (int16_t)(pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1)};
@@ -46,6 +57,16 @@ static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
     struct vt_call c;
+    if (atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) {
+        /* Under stream capture the free is a node of the graph: the memory stays live until a launch. */
+        vt_call_plain_begin(&c, fn);
+        if (vt_graph_captured(stream, dptr, 0, 0, -1, 1)) {
+            CUresult r = real(dptr, stream);
+            vt_call_plain_end(&c, r == CUDA_SUCCESS);
+            return r;
+        }
+        vt_call_end(&c);
+    }
     vt_call_free_begin(&c, fn, dptr, VT_KIND_ASYNC);
     CUresult r = real(dptr, stream);
     vt_call_free_end(&c, r == CUDA_SUCCESS);

@@ -65,6 +65,74 @@ static void vt_gnode_add(uint64_t graph, uint64_t dptr, uint64_t size, uint32_t 
     atomic_store(&vt_g_any, 1);
 }
 
+atomic_int vt_graph_captures;
+
+int vt_graph_captured(CUstream stream, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free)
+{
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph graph = NULL;
+    __typeof__(cuStreamGetCaptureInfo_v3) *info = VT_REAL(cuStreamGetCaptureInfo_v3);
+    if (!info || info(stream, &status, NULL, &graph, NULL, NULL, NULL) != CUDA_SUCCESS ||
+        status != CU_STREAM_CAPTURE_STATUS_ACTIVE || !graph)
+        return 0;
+    vt_gnode_add((uint64_t)(uintptr_t)graph, dptr, size, stack, device, is_free);
+    return 1;
+}
+
+static CUresult vt_capture_begun(CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        atomic_fetch_add(&vt_graph_captures, 1);
+    return r;
+}
+
+static CUresult vt_capture_ended(CUresult r)
+{
+    /* Ended even when it failed (an invalidated capture ends too); never below zero. */
+    int n = atomic_load(&vt_graph_captures);
+    while (n > 0 && !atomic_compare_exchange_weak(&vt_graph_captures, &n, n - 1))
+        ;
+    return r;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
+{
+    VT_REAL_OR(cuStreamBeginCapture_v2, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_capture_begun(real(stream, mode));
+}
+
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode)
+{
+    VT_REAL_OR(cuStreamBeginCapture_v2_ptsz, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_capture_begun(real(stream, mode));
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream stream, CUgraph graph, const CUgraphNode *deps,
+                                     const CUgraphEdgeData *edges, size_t ndeps, CUstreamCaptureMode mode)
+{
+    VT_REAL_OR(cuStreamBeginCaptureToGraph, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_capture_begun(real(stream, graph, deps, edges, ndeps, mode));
+}
+
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream, CUgraph graph, const CUgraphNode *deps,
+                                          const CUgraphEdgeData *edges, size_t ndeps, CUstreamCaptureMode mode)
+{
+    VT_REAL_OR(cuStreamBeginCaptureToGraph_ptsz, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_capture_begun(real(stream, graph, deps, edges, ndeps, mode));
+}
+
+CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
+{
+    VT_REAL_OR(cuStreamEndCapture, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_capture_ended(real(stream, graph));
+}
+
+CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph *graph)
+{
+    VT_REAL_OR(cuStreamEndCapture_ptsz, CUDA_ERROR_NOT_INITIALIZED);
+    return vt_capture_ended(real(stream, graph));
+}
+
 void vt_graph_atfork_child(void)
 {
     /* The parent's graphs mean nothing to a child that cannot use CUDA; only the lock must be free. */

@@ -1,8 +1,20 @@
-/* CUDA graphs' memory nodes (vt_driver_graph.c): what the library's fork handler needs of them. */
+/* CUDA graphs' memory nodes (vt_driver_graph.c): what the fork handler and the stream-ordered hooks
+ * need of them. */
 #ifndef VT_DRIVER_GRAPH_H
 #define VT_DRIVER_GRAPH_H
 
 /* In a fork child: the registry's lock, which another thread may have held, is free again. */
 void vt_graph_atfork_child(void);
+
+/* Stream capture turns stream-ordered calls into graph nodes. How many captures are under way: while
+ * none is, the stream-ordered hooks ask nothing more. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <cuda.h>
+extern atomic_int vt_graph_captures;
+
+/* When stream is capturing: takes an allocation (or, with is_free, a free) as a node of the graph being
+ * captured, to be made live (or done) by its launches, and returns 1; 0 when stream is not capturing. */
+int vt_graph_captured(CUstream stream, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free);
 
 #endif

@@ -24,6 +24,8 @@
     X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode) X(cuGraphInstantiateWithFlags) \
     X(cuGraphInstantiateWithParams) X(cuGraphInstantiateWithParams_ptsz) X(cuGraphLaunch) X(cuGraphLaunch_ptsz) \
     X(cuGraphExecDestroy) X(cuGraphDestroy) \
+    X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamBeginCaptureToGraph) \
+    X(cuStreamBeginCaptureToGraph_ptsz) X(cuStreamEndCapture) X(cuStreamEndCapture_ptsz) \
     X(cuGetProcAddress) X(cuGetProcAddress_v2) \
     X(cuDevicePrimaryCtxRetain) X(cuCtxCreate_v2) X(cuCtxCreate_v3) X(cuCtxCreate_v4)
 
@@ -35,7 +37,7 @@
     X(cuPointerGetAttribute) X(cuMemPoolGetAttribute) X(cuDeviceGetDefaultMemPool) \
     X(cuDeviceGetPCIBusId) X(cuDeviceGetGraphMemAttribute) X(cuCtxGetDevice) \
     X(cuArrayGetMemoryRequirements) X(cuMipmappedArrayGetMemoryRequirements) X(cuMemGetAddressRange_v2) \
-    X(cuCtxGetLimit) X(cuDeviceGetAttribute)
+    X(cuCtxGetLimit) X(cuDeviceGetAttribute) X(cuStreamGetCaptureInfo_v3)
 
 /* Runtime calls that label the driver allocation they cause. */
 #define VT_RUNTIME_WRAPPED(X) \
@@ -75,6 +77,11 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemo
                                       CUstream hStream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+                                          const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                          CUstreamCaptureMode mode);
+CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
                                            CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
 /* Context creation of older versions (cuda.h names only the newest, cuCtxCreate_v4). */

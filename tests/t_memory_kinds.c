@@ -369,6 +369,31 @@ static void test_graph_memory(void)
     run_free(&r);
 }
 
+/* Stream capture: captured stream-ordered calls are graph nodes, live from a launch. */
+static void test_capture(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"capture", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    if (!ok(r.status == 0 && n == 4, "capture: three API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(d[0].nallocs, 0, "captured, not launched: nothing live (no stream-ordered entry either)");
+    is_u64(count_allocs(&d[1], "graph", NULL, 2 * MiB), 1, "launched: the allocation the graph keeps, 2 MiB");
+    is_u64(d[1].nallocs, 1, "the one freed inside the graph is not live");
+    const struct vt_df_alloc *a = d[1].nallocs ? &d[1].allocs[0] : NULL;
+    ok(a && stack_has(&d[1], a->stack, "capture_build"), "named by the captured call's stack");
+    is_u64(d[2].nallocs, 0, "freed after the launch");
+    is_u64(vt_df_counter(&d[2], "unknown_frees"), 0, "no unknown frees");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -380,5 +405,6 @@ int main(void)
     test_arrays();
     test_imports();
     test_graph_memory();
+    test_capture();
     return tap_done();
 }

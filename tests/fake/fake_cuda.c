@@ -592,10 +592,12 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
     return p ? cuMemAllocFromPoolAsync(dptr, size, p, stream) : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+int vramtrace_fake_capturing(CUstream stream);
+
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
-    (void)stream;
-    return fake_free(dptr, 0);
+    /* Captured: the graph's free, done at its launch, which the fake leaves undone. */
+    return vramtrace_fake_capturing(stream) ? CUDA_SUCCESS : fake_free(dptr, 0);
 }
 
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream stream)
@@ -1190,6 +1192,58 @@ CUresult cuGraphDestroy(CUgraph graph)
     return CUDA_SUCCESS;
 }
 
+/* Stream capture, one at a time: the stream being captured and the graph it makes. A free captured on
+ * it is the graph's, done at a launch: the fake does nothing for it then (nor at the launch). */
+static CUstream fake_capture_stream;
+static CUgraph fake_capture_graph;
+static int fake_capturing;
+
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    if (fake_capturing)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    CUresult r = cuGraphCreate(&fake_capture_graph, 0);
+    if (r == CUDA_SUCCESS) {
+        fake_capture_stream = stream;
+        fake_capturing = 1;
+    }
+    return r;
+}
+
+CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
+{
+    if (!fake_capturing || stream != fake_capture_stream || !graph)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    fake_capturing = 0;
+    *graph = fake_capture_graph;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                   const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    int on = fake_capturing && stream == fake_capture_stream;
+    if (status)
+        *status = on ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id)
+        *id = on ? 1 : 0;
+    if (graph)
+        *graph = on ? fake_capture_graph : NULL;
+    if (deps)
+        *deps = NULL;
+    if (edges)
+        *edges = NULL;
+    if (ndeps)
+        *ndeps = 0;
+    return CUDA_SUCCESS;
+}
+
+int vramtrace_fake_capturing(CUstream stream)
+{
+    return fake_capturing && stream == fake_capture_stream;
+}
+
 /* Host memory registration: ranges the program pinned itself; unregistering an unknown one fails. */
 struct fake_reg {
     void *p;
@@ -1280,6 +1334,8 @@ static const struct fake_proc fake_procs[] = {
     P("cuGraphInstantiate", 11040, cuGraphInstantiateWithFlags),
     P("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags), P("cuGraphLaunch", 10000, cuGraphLaunch),
     P("cuGraphExecDestroy", 10000, cuGraphExecDestroy), P("cuGraphDestroy", 10000, cuGraphDestroy),
+    P("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2), P("cuStreamEndCapture", 10000, cuStreamEndCapture),
+    P("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3),
     P("cuCtxGetLimit", 3010, cuCtxGetLimit), P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
     P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2), P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
     P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2), P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),

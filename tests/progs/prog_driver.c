@@ -399,6 +399,34 @@ static void mode_graphmem(void)
     (void)never;
 }
 
+/* Stream capture: a stream-ordered allocation kept past the graph and one freed inside it. */
+NOINLINE CUgraph capture_build(CUstream s, CUdeviceptr *kept)
+{
+    CUdeviceptr scratch;
+    CUgraph g;
+    prog_check(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS, "begin capture");
+    prog_check(cuMemAllocAsync(kept, 2 * MiB, s) == CUDA_SUCCESS && cuMemAllocAsync(&scratch, MiB, s) == CUDA_SUCCESS &&
+                   cuMemFreeAsync(scratch, s) == CUDA_SUCCESS,
+               "captured allocations");
+    prog_check(cuStreamEndCapture(s, &g) == CUDA_SUCCESS, "end capture");
+    return g;
+}
+
+static void mode_capture(void)
+{
+    CUstream s;
+    CUdeviceptr kept;
+    CUgraphExec e;
+    ctx();
+    prog_check(cuStreamCreate(&s, 0) == CUDA_SUCCESS, "stream");
+    CUgraph g = capture_build(s, &kept);
+    prog_dump(); /* 1: captured, not launched: nothing live */
+    prog_check(cuGraphInstantiate(&e, g, 0) == CUDA_SUCCESS && cuGraphLaunch(e, s) == CUDA_SUCCESS, "launch");
+    prog_dump(); /* 2: the kept 2 MiB */
+    prog_check(cuMemFreeAsync(kept, s) == CUDA_SUCCESS, "freed after");
+    prog_dump(); /* 3: nothing */
+}
+
 NOINLINE void oom_alloc(size_t n)
 {
     CUdeviceptr p;
@@ -708,6 +736,8 @@ int main(int argc, char **argv)
         mode_oom();
     else if (!strcmp(mode, "frees"))
         mode_frees();
+    else if (!strcmp(mode, "capture"))
+        mode_capture();
     else if (!strcmp(mode, "graphmem"))
         mode_graphmem();
     else if (!strcmp(mode, "imports"))
