@@ -283,7 +283,8 @@ def check_cupy(name, out):
 # ---- 2b: CUDA graphs' allocation nodes (issue 15) ----
 def check_graphmem(name, out):
     rows = {r["tag"]: r for r in json_lines(out, "graphmem")}
-    if set(rows) != {"built", "launched", "freed", "trimmed"} or not all(r["dump"] for r in rows.values()):
+    if set(rows) != {"built", "launched", "freed", "trimmed", "captured", "capture-launched", "capture-freed"} or \
+            not all(r["dump"] for r in rows.values()):
         check(name + " ran", False, f"see {out}")
         return
 
@@ -308,6 +309,15 @@ def check_graphmem(name, out):
           f"{len(freed)} graph sites; driver used {rows['freed']['used']}; unknown frees {unknown}")
     check(name + " trimmed: the pool's reserved memory given back", rows["trimmed"]["reserved"] <= rows["freed"]["reserved"],
           f"reserved {rows['freed']['reserved']} -> {rows['trimmed']['reserved']}")
+    captured, _ = graph_sites("captured")
+    check(name + " captured, not launched: nothing live", not captured, f"{len(captured)} graph sites")
+    launched, _ = graph_sites("capture-launched")
+    live = sum(s["live_bytes"] for s in launched)
+    check(name + " captured graph launched: its kept 32 MiB live (= the driver's graph used), named by the captured call",
+          live == 32 << 20 == rows["capture-launched"]["used"] and any("capture_graph" in f for s in launched for f in s["stack"]),
+          f"live {live}, driver used {rows['capture-launched']['used']}, stack {launched[0]['stack'][:2] if launched else None}")
+    freed, _ = graph_sites("capture-freed")
+    check(name + " captured graph's allocation freed: none live", not freed, f"{len(freed)} graph sites")
 
 
 # ---- 7: JAX's pool (issue 15) ----

@@ -1,7 +1,9 @@
 // GPU suite: CUDA graphs' allocation nodes under libvramtrace.so, in the manner of NVIDIA's
 // graphMemoryFootprint sample: a graph of eight 64 MiB allocation nodes without free nodes, launched,
-// then each allocation freed with cudaFreeAsync, then the graph pool trimmed; a dump after each step,
-// and the driver's own graph-memory figures printed as JSON lines for check.py.
+// then each allocation freed with cudaFreeAsync, then the graph pool trimmed; then a graph made by
+// stream capture of a 32 MiB cudaMallocAsync kept and a 16 MiB one freed inside it, launched, then
+// freed. A dump after each step, and the driver's own graph-memory figures printed as JSON lines for
+// check.py.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,18 @@ __attribute__((noinline)) static cudaGraph_t build_graph(void **ptrs, int n, siz
     return g;
 }
 
+__attribute__((noinline)) static cudaGraph_t capture_graph(cudaStream_t s, void **kept)
+{
+    void *scratch;
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CHECK(cudaMallocAsync(kept, 32u << 20, s));
+    CHECK(cudaMallocAsync(&scratch, 16u << 20, s));
+    CHECK(cudaFreeAsync(scratch, s));
+    CHECK(cudaStreamEndCapture(s, &g));
+    return g;
+}
+
 int main(void)
 {
     int dev = 0;
@@ -70,5 +84,18 @@ int main(void)
     step("trimmed", dev);
     CHECK(cudaGraphExecDestroy(e));
     CHECK(cudaGraphDestroy(g));
+
+    void *kept;
+    cudaGraph_t cg = capture_graph(s, &kept);
+    CHECK(cudaGraphInstantiate(&e, cg, 0));
+    step("captured", dev);
+    CHECK(cudaGraphLaunch(e, s));
+    CHECK(cudaStreamSynchronize(s));
+    step("capture-launched", dev);
+    CHECK(cudaFreeAsync(kept, s));
+    CHECK(cudaStreamSynchronize(s));
+    step("capture-freed", dev);
+    CHECK(cudaGraphExecDestroy(e));
+    CHECK(cudaGraphDestroy(cg));
     return 0;
 }
