@@ -24,19 +24,19 @@ static void vt_self_start(struct vt_call *c)
 {
     c->timed = vt_self_pick();
     if (c->timed)
-        c->self_t = vt_self_now();
+        c->self_t = vt_now_ns();
 }
 
 static void vt_self_ready(struct vt_call *c)
 {
     if (c->timed)
-        c->self_ns = vt_self_now() - c->self_t;
+        c->self_ns = vt_now_ns() - c->self_t;
 }
 
 static void vt_self_done(const struct vt_call *c)
 {
     if (c->timed && c->after_done)
-        vt_self_add(c->self_ns + (vt_self_now() - c->self_t));
+        vt_self_add(c->self_ns + (vt_now_ns() - c->self_t));
 }
 
 static void vt_begin_common(struct vt_call *c, enum vt_fn api)
@@ -188,6 +188,11 @@ void vt_call_alloc_end(struct vt_call *c, int ok, int oom, int result, struct vt
 void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum vt_kind space)
 {
     vt_call_plain_begin(c, api);
+    vt_call_free_entry(c, addr, space);
+}
+
+void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind space)
+{
     c->free_addr = addr;
     c->free_ours = vt_call_free_take(addr, space, &c->taken);
     vt_self_ready(c);

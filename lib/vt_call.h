@@ -38,7 +38,7 @@ static inline void vt_call_after(struct vt_call *c)
     if (!c->after_done) {
         c->saved_errno = errno;
         if (c->timed)
-            c->self_t = vt_self_now();
+            c->self_t = vt_now_ns();
     }
     c->after_done = 1;
 }
@@ -57,6 +57,9 @@ void vt_call_runtime_end(struct vt_call *c);
  * - anything else: end counts it as done or failed. */
 void vt_call_alloc_end(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a);
 void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum vt_kind space);
+/* The second half of vt_call_free_begin, after vt_call_plain_begin: for a hook that learns only then that
+ * the call frees an entry now (a stream-ordered free that is not being captured). */
+void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind space);
 void vt_call_free_end(struct vt_call *c, int ok);
 void vt_call_plain_end(struct vt_call *c, int ok);
 

@@ -57,17 +57,14 @@ static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
     struct vt_call c;
-    if (atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) {
-        /* Under stream capture the free is a node of the graph: the memory stays live until a launch. */
-        vt_call_plain_begin(&c, fn);
-        if (vt_graph_captured(stream, dptr, 0, 0, -1, 1)) {
-            CUresult r = real(dptr, stream);
-            vt_call_plain_end(&c, r == CUDA_SUCCESS);
-            return r;
-        }
-        vt_call_end(&c);
+    vt_call_plain_begin(&c, fn);
+    /* Under stream capture the free is a node of the graph: the memory stays live until a launch. */
+    if (atomic_load_explicit(&vt_graph_captures, memory_order_relaxed) && vt_graph_captured(stream, dptr, 0, 0, -1, 1)) {
+        CUresult r = real(dptr, stream);
+        vt_call_plain_end(&c, r == CUDA_SUCCESS);
+        return r;
     }
-    vt_call_free_begin(&c, fn, dptr, VT_KIND_ASYNC);
+    vt_call_free_entry(&c, dptr, VT_KIND_ASYNC);
     CUresult r = real(dptr, stream);
     vt_call_free_end(&c, r == CUDA_SUCCESS);
     return r;

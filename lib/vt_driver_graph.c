@@ -4,8 +4,10 @@
  * stream-ordered pointer), never by the graph's destruction. So nodes are remembered by graph, with the
  * stack of the call that built them, executable graphs by the graph they came from, and a launch puts
  * the nodes its graph does not free itself into the table. Once any memory node exists a launch costs
- * two hash look-ups, and a walk of its own graph's memory nodes; before, a flag test. Not seen: nodes added by cuGraphAddNode, child graphs, clones, stream capture
- * (a captured cuMemAllocAsync is recorded when captured, as a stream-ordered allocation). */
+ * two hash look-ups and a walk of its own graph's memory nodes; before, a flag test. Under stream
+ * capture (counted by its begin and end), a stream-ordered allocation or free on a capturing stream is
+ * a node of the graph being captured, as the driver makes it. Not seen: nodes added by cuGraphAddNode,
+ * child graphs, clones. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -246,9 +248,8 @@ static void vt_graph_launched(CUgraphExec exec)
     free(mine);
 }
 
-static CUresult vt_graph_launch(enum vt_fn fn, CUresult (*real)(CUgraphExec, CUstream), CUgraphExec exec, CUstream stream)
+static CUresult vt_graph_launch(CUresult (*real)(CUgraphExec, CUstream), CUgraphExec exec, CUstream stream)
 {
-    (void)fn;
     CUresult r = real(exec, stream);
     if (r == CUDA_SUCCESS && atomic_load_explicit(&vt_g_any, memory_order_relaxed)) {
         int saved = errno;
@@ -261,13 +262,13 @@ static CUresult vt_graph_launch(enum vt_fn fn, CUresult (*real)(CUgraphExec, CUs
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
 {
     VT_REAL_OR(cuGraphLaunch, CUDA_ERROR_NOT_INITIALIZED);
-    return vt_graph_launch(VT_FN_cuGraphLaunch, real, exec, stream);
+    return vt_graph_launch(real, exec, stream);
 }
 
 CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
 {
     VT_REAL_OR(cuGraphLaunch_ptsz, CUDA_ERROR_NOT_INITIALIZED);
-    return vt_graph_launch(VT_FN_cuGraphLaunch_ptsz, real, exec, stream);
+    return vt_graph_launch(real, exec, stream);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec exec)

@@ -26,8 +26,7 @@ static inline int vt_self_pick(void)
     return 1;
 }
 
-uint64_t vt_self_now(void);
-/* ns: a timed call's time in the hook, outside the real call. */
+/* ns: a timed call's time in the hook, outside the real call (read with vt_now_ns). */
 void vt_self_add(uint64_t ns);
 
 /* For vt_thread.c: a thread of ours begins and ends (under the registry's lock, with its CPU clock). */

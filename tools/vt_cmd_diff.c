@@ -150,7 +150,7 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
             seg_top = &ch[i];
         }
     }
-    int by_segments = !top && seg_top && alloc_total - flight > 0;
+    int by_segments = !top && seg_top;
     if (by_segments)
         top = seg_top;
     const char *verdict = alloc_total - flight > 0 ? "leak-suspect"
