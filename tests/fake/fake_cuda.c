@@ -902,10 +902,12 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attr, CUdevice dev)
 }
 
 /* CUDA arrays: the handle is the fake's own record; the memory they take is the size the driver's
- * requirement query gives (elements rounded up to 64 KiB, as the real driver rounds to its alignment). */
+ * requirement query gives (elements rounded up to 64 KiB, as the real driver rounds to its alignment).
+ * As on the H200's driver, only an array made with CUDA_ARRAY3D_DEFERRED_MAPPING answers that query,
+ * and such an array takes no memory until mapped. */
 struct fake_array {
     uint64_t size;
-    int dev;
+    int dev, deferred;
 };
 
 static size_t fake_elem_bytes(CUarray_format f, unsigned channels)
@@ -917,7 +919,7 @@ static size_t fake_elem_bytes(CUarray_format f, unsigned channels)
 }
 
 static CUresult fake_array_make(void **handle, size_t w, size_t h, size_t d, CUarray_format f, unsigned ch,
-                                unsigned levels)
+                                unsigned levels, unsigned flags)
 {
     int dev = fake_current_dev();
     if (!handle || !w)
@@ -934,8 +936,9 @@ static CUresult fake_array_make(void **handle, size_t w, size_t h, size_t d, CUa
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->size = (bytes + 65535) & ~(uint64_t)65535;
     a->dev = dev;
+    a->deferred = (flags & CUDA_ARRAY3D_DEFERRED_MAPPING) != 0;
     pthread_mutex_lock(&fake_lock);
-    fake_used[dev] += a->size;
+    fake_used[dev] += a->deferred ? 0 : a->size;
     pthread_mutex_unlock(&fake_lock);
     *handle = a;
     return CUDA_SUCCESS;
@@ -947,7 +950,7 @@ static CUresult fake_array_destroy(void *handle)
     if (!a)
         return CUDA_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&fake_lock);
-    fake_used[a->dev] -= a->size;
+    fake_used[a->dev] -= a->deferred ? 0 : a->size;
     pthread_mutex_unlock(&fake_lock);
     free(a);
     return CUDA_SUCCESS;
@@ -955,21 +958,21 @@ static CUresult fake_array_destroy(void *handle)
 
 CUresult cuArrayCreate_v2(CUarray *arr, const CUDA_ARRAY_DESCRIPTOR *desc)
 {
-    return desc ? fake_array_make((void **)arr, desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 1)
+    return desc ? fake_array_make((void **)arr, desc->Width, desc->Height, 0, desc->Format, desc->NumChannels, 1, 0)
                 : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuArray3DCreate_v2(CUarray *arr, const CUDA_ARRAY3D_DESCRIPTOR *desc)
 {
     return desc ? fake_array_make((void **)arr, desc->Width, desc->Height, desc->Depth, desc->Format,
-                                  desc->NumChannels, 1)
+                                  desc->NumChannels, 1, desc->Flags)
                 : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *arr, const CUDA_ARRAY3D_DESCRIPTOR *desc, unsigned int levels)
 {
     return desc && levels ? fake_array_make((void **)arr, desc->Width, desc->Height, desc->Depth, desc->Format,
-                                            desc->NumChannels, levels)
+                                            desc->NumChannels, levels, desc->Flags)
                           : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -986,7 +989,7 @@ CUresult cuMipmappedArrayDestroy(CUmipmappedArray arr)
 static CUresult fake_array_requirements(CUDA_ARRAY_MEMORY_REQUIREMENTS *req, void *handle)
 {
     struct fake_array *a = handle;
-    if (!req || !a)
+    if (!req || !a || !a->deferred)
         return CUDA_ERROR_INVALID_VALUE;
     memset(req, 0, sizeof *req);
     req->size = a->size;
