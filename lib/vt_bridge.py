@@ -142,6 +142,92 @@ def _cupy(out, stacks):
     out.append("bridge cupy ok default pool; pinned pool %d free blocks" % pinned.n_free_blocks())
 
 
+def _varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return v, i
+
+
+def _fields(buf):
+    # A protocol buffer message's fields as (number, int or bytes); fixed-width values as bytes.
+    i, n = 0, len(buf)
+    while i < n:
+        key, i = _varint(buf, i)
+        wire = key & 7
+        if wire == 0:
+            v, i = _varint(buf, i)
+        elif wire == 2:
+            size, i = _varint(buf, i)
+            v, i = buf[i:i + size], i + size
+        elif wire in (1, 5):
+            size = 8 if wire == 1 else 4
+            v, i = buf[i:i + size], i + size
+        else:
+            raise ValueError("protocol buffer wire type %d" % wire)
+        yield key >> 3, v
+
+
+def _ints(v):
+    # A repeated integer field: packed (bytes) or one value.
+    if not isinstance(v, bytes):
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = _varint(v, i)
+        out.append(x)
+    return out
+
+
+def _pprof_samples(data):
+    # pprof's profile.proto (github.com/google/pprof/proto/profile.proto): yields each sample's values by
+    # sample type name, its string labels and its frames (file, line, function), innermost first.
+    strings, types, samples, locations, functions = [], [], [], {}, {}
+    for f, v in _fields(data):
+        if f == 6:
+            strings.append(v.decode("utf-8", "replace"))
+        elif f == 1:
+            types.append(dict(_fields(v)).get(1, 0))
+        elif f == 2:
+            samples.append(v)
+        elif f == 4:
+            loc, lines = 0, []
+            for g, w in _fields(v):
+                if g == 1:
+                    loc = w
+                elif g == 4:
+                    lines.append(dict(_fields(w)))
+            locations[loc] = lines
+        elif f == 5:
+            fn = dict(_fields(v))
+            functions[fn.get(1, 0)] = fn
+
+    def s(i):
+        return strings[i] if 0 <= i < len(strings) else "?"
+
+    names = [s(t) for t in types]
+    for raw in samples:
+        locs, values, labels = [], [], {}
+        for g, w in _fields(raw):
+            if g == 1:
+                locs.extend(_ints(w))
+            elif g == 2:
+                values.extend(_ints(w))
+            elif g == 3:
+                lab = dict(_fields(w))
+                labels[s(lab.get(1, 0))] = s(lab[2]) if 2 in lab else lab.get(3)
+        frames = []
+        for loc in locs:
+            for line in locations.get(loc, ()):
+                fn = functions.get(line.get(1, 0), {})
+                frames.append((s(fn.get(4, 0)), line.get(2, 0), s(fn.get(2, 0))))
+        yield dict(zip(names, values)), labels, frames
+
+
 def _jax(out, stacks):
     jax = sys.modules.get("jax")
     if jax is None:
@@ -153,16 +239,27 @@ def _jax(out, stacks):
     if xb is None or not getattr(xb, "_backends", None):
         out.append("bridge jax absent jax has not initialised its backends")
         return
-    n = 0
+    n, ordinal = 0, {}
     for d in jax.local_devices():
         if getattr(d, "platform", "") != "gpu":
             continue
         st = d.memory_stats() or {}
         pool = st.get("pool_bytes", st.get("bytes_reserved"))
         dev = getattr(d, "local_hardware_id", None)
-        out.append("allocator jax %d bfc %s %s" % (d.id if dev is None else dev, _num(st.get("bytes_in_use")), _num(pool)))
+        ordinal[str(d)] = d.id if dev is None else dev
+        out.append("allocator jax %d bfc %s %s" % (ordinal[str(d)], _num(st.get("bytes_in_use")), _num(pool)))
         n += 1
-    out.append("bridge jax ok %d GPU device%s" % (n, "" if n == 1 else "s"))
+    # Its live buffers by the Python line that made them: JAX's own device memory profile (a pprof, a
+    # sample per stack), gzipped; zlib only if the program has it loaded (JAX loads it).
+    profiler, zlib, held = getattr(jax, "profiler", None), sys.modules.get("zlib"), 0
+    if n and profiler is not None and zlib is not None and hasattr(profiler, "device_memory_profile"):
+        for values, labels, frames in _pprof_samples(zlib.decompress(profiler.device_memory_profile(), 47)):
+            count, nbytes = values.get("allocations", 0), values.get("space", 0)
+            if labels.get("kind") != "buffer" or not nbytes or labels.get("device") not in ordinal:
+                continue
+            out.append("held jax %d %d %d %d" % (ordinal[labels["device"]], count, nbytes, stacks.of(frames)))
+            held += count
+    out.append("bridge jax ok %d GPU device%s, %d live buffers by call site" % (n, "" if n == 1 else "s", held))
 
 
 def collect():

@@ -572,7 +572,9 @@ static void test_library(void)
     run_free(&prog);
 }
 
-/* Graph memory (what the fake says its graphs hold: 8 MiB reserved, 2 MiB used) joins reserved and allocated. */
+/* Graph memory (what the fake says its graphs hold: 8 MiB reserved, 2 MiB used) joins reserved; with no
+ * graph allocation live in the table it is the graph pool's cache, not allocated: the driver's "used"
+ * keeps freed graph memory until trimmed (H200). */
 static void test_graph_memory(void)
 {
     struct run prog, r;
@@ -582,8 +584,8 @@ static void test_graph_memory(void)
     char p[700];
     dump_path(p, sizeof p, &prog, prog.pid, 3);
     cmd(&r, "report", p, "--json", NULL, NULL);
-    ok(strstr(r.out, "\"reserved\":13631488,\"allocated\":7340032,") != NULL,
-       "graph memory: reserved 5 + 8 MiB, allocated 5 + 2 MiB");
+    ok(strstr(r.out, "\"reserved\":13631488,\"allocated\":5242880,") != NULL,
+       "graph memory: reserved 5 + 8 MiB, allocated 5 MiB (no graph allocation live)");
     run_free(&r);
     run_free(&prog);
 }

@@ -155,7 +155,7 @@ static int vt_df_known_kind(const char *k, const char *const *set)
 
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
-    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed, running, pool_segments;
+    size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed, running, pool_segments, held;
 };
 
 /* Records that end in free text, and how many fields come before it. */
@@ -294,6 +294,17 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
             return vt_df_fail(p, "out of memory");
         }
         d->npyframes++;
+        return 0;
+    }
+    if (!strcmp(key, "held")) {
+        VT_DF_GROW(d->held, d->nheld, cap->held);
+        struct vt_df_held *v = &d->held[d->nheld];
+        if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->allocator, sizeof v->allocator) < 0 ||
+            vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_u64(p, 3, &v->count, 0) < 0 ||
+            vt_df_u64(p, 4, &v->bytes, 0) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+            return -1;
+        v->line = p->line;
+        d->nheld++;
         return 0;
     }
     if (!strcmp(key, "running")) {
@@ -676,6 +687,11 @@ static int vt_df_finish(struct vt_df_parser *p, struct vt_dumpfile *d)
             p->line = d->blocks[i].line;
             return vt_df_fail(p, "refers to pystack %u, which the dump does not have", d->blocks[i].pystack);
         }
+    for (size_t i = 0; i < d->nheld; i++)
+        if (d->held[i].pystack && !vt_df_pystack(d, d->held[i].pystack)) {
+            p->line = d->held[i].line;
+            return vt_df_fail(p, "refers to pystack %u, which the dump does not have", d->held[i].pystack);
+        }
     for (size_t i = 0; i < d->nrunning; i++)
         if (!vt_df_pystack(d, d->running[i].pystack)) {
             p->line = d->running[i].line;
@@ -927,6 +943,7 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->segments);
     free(d->blocks);
     free(d->running);
+    free(d->held);
     free(d->pool_segments);
     for (size_t i = 0; i < d->npyframes; i++) {
         free(d->pyframes[i].func);

@@ -164,6 +164,16 @@ struct vt_df_pool_segment {
     char allocator[32];
 };
 
+/* version 5: live memory an allocator reports by call site without addresses (JAX's device memory
+ * profile): COUNT buffers of BYTES in all, allocated at Python stack PYSTACK. */
+struct vt_df_held {
+    unsigned long line;
+    char allocator[24];
+    int device;
+    uint64_t count, bytes;
+    uint32_t pystack;
+};
+
 /* version 5: the Python stack a thread of the program was running when the bridges ran. */
 struct vt_df_running {
     unsigned long line;
@@ -219,6 +229,8 @@ struct vt_dumpfile {
     size_t npystacks;
     struct vt_df_running *running;
     size_t nrunning;
+    struct vt_df_held *held;
+    size_t nheld;
     struct vt_df_pool_segment *pool_segments;
     size_t npool_segments;
 };

@@ -152,7 +152,7 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
  * got to the allocation, not who asked for it. */
 static int vt_framework_file(const char *file)
 {
-    static const char *const dirs[] = {"/torch/", "/cupy/", "/jax/", "/jaxlib/"};
+    static const char *const dirs[] = {"/torch/", "/cupy/", "/jax/", "/jaxlib/", "/numba/"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (strstr(file, dirs[i]))
             return 1;
@@ -280,15 +280,15 @@ static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
 
 /* Adds bytes to the site of (kind, api, frames). The frames are those of native stack `stack`, or with
  * python set, of Python stack `stack` (0: none recorded). */
-static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api, int device,
-                  uint32_t stack, int python, int role, uint64_t bytes, int full)
+static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api,
+                    int device, uint32_t stack, int python, int role, uint64_t count, uint64_t bytes, int full)
 {
     char fast[88];
     snprintf(fast, sizeof fast, "%c%u|%d|%s|%s", python ? 'p' : 'n', stack, role, kind, api);
     struct vt_stack_ix *sx;
     HASH_FIND_STR(ix->by_stack, fast, sx);
     if (sx) {
-        m->sites[sx->at].count++;
+        m->sites[sx->at].count += count;
         m->sites[sx->at].bytes += bytes;
         return 0;
     }
@@ -319,7 +319,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     if (hit) {
         /* Another stack that folds to the same frames: the same site. */
         struct vt_site *s = &m->sites[hit->at];
-        s->count++;
+        s->count += count;
         s->bytes += bytes;
         sx->at = hit->at;
         HASH_ADD_STR(ix->by_stack, key, sx);
@@ -352,7 +352,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
     snprintf(s->api, sizeof s->api, "%s", api);
     s->device = device;
     s->role = role;
-    s->count = 1;
+    s->count = count;
     s->bytes = bytes;
     s->python_at = python_at < n ? python_at : n;
     /* Named by its first Python frame that is not the framework's own, else by its innermost frame (a
@@ -380,6 +380,12 @@ fail:
     free(key);
     free(sx);
     return -1;
+}
+
+static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const char *kind, const char *api, int device,
+                  uint32_t stack, int python, int role, uint64_t bytes, int full)
+{
+    return vt_add_n(m, cap, ix, kind, api, device, stack, python, role, 1, bytes, full);
 }
 
 const char *vt_site_name(const struct vt_site *s)
@@ -628,6 +634,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
                 v->managed += a->size;
             else if (!strcmp(a->kind, "async"))
                 v->async_live += a->size;
+            else if (!strcmp(a->kind, "graph"))
+                v->graph_live += a->size;
         }
         r = vt_add(m, &cap, &ix, a->kind, a->api, dv, a->stack, 0, role, a->size, full);
     }
@@ -646,6 +654,13 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         if (b->state == VT_BLOCK_ACTIVE)
             r = vt_add(m, &cap, &ix, "block", sg->allocator, sg->device, b->pystack, 1, VT_ROLE_ALLOCATED, b->size, full);
     }
+    /* Live memory an allocator reports by call site only (JAX's buffers). */
+    for (size_t i = 0; i < d->nheld && !r; i++) {
+        const struct vt_df_held *h = &d->held[i];
+        if (h->count && h->bytes)
+            r = vt_add_n(m, &cap, &ix, "block", h->allocator, h->device, h->pystack, 1, VT_ROLE_ALLOCATED, h->count,
+                         h->bytes, full);
+    }
     /* A pool's free memory is cache: one pseudo-site per device and pool kind, named so that it
      * matches across dumps and runs (pool handles do not). */
     for (size_t i = 0; i < d->npools && !r; i++) {
@@ -661,9 +676,15 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         /* Pools' own figures when the dump has them; at exit, the live stream-ordered entries. */
         uint64_t pres = v->pools_known ? v->pool_reserved : v->async_live;
         uint64_t pused = v->pools_known ? v->pool_used : v->async_live;
+        /* The driver's graph "used" memory stays associated with the graphs after their allocations are
+         * freed, until trimmed (H200): from version 5, where graph nodes are entries, the live ones are
+         * the allocated part and the rest of the graph pool is cache. */
+        uint64_t gused = v->graph_used;
+        if (d->version >= 5)
+            gused = v->graph_live < v->graph_reserved ? v->graph_live : v->graph_reserved;
         v->reserved = v->plain + v->vmm + pres + v->graph_reserved;
-        v->allocated = v->plain + v->vmm + pused + v->graph_used;
-        v->pool_cached = pres - pused + (v->graph_reserved - v->graph_used);
+        v->allocated = v->plain + v->vmm + pused + gused;
+        v->pool_cached = pres - pused + (v->graph_reserved - gused);
         /* Cache is known only where an allocator's view is: the pools for stream-ordered memory, and
          * the caching allocators' views (vt_views.c), which take their segments out of allocated and
          * put their live blocks in. Without a view a caching allocator may hold any part of the plain

@@ -57,7 +57,7 @@ struct vt_dev {
     uint64_t cached, releasable, fragmented; /* VT_DF_UNKNOWN without an allocator's view */
     uint64_t overhead;             /* process used - reserved (BRIEF §3); VT_DF_UNKNOWN without process used */
     uint64_t managed;
-    uint64_t plain, vmm, pool_reserved, pool_used, async_live;
+    uint64_t plain, vmm, pool_reserved, pool_used, async_live, graph_live;
     uint64_t pool_cached;          /* free memory the pools (and the graph-memory pool) keep */
     uint64_t graph_reserved, graph_used; /* CUDA graphs' allocation nodes (0 when not read) */
     int pools_known;

@@ -154,6 +154,23 @@ static int vt_stack_through(const struct vt_dumpfile *d, uint32_t stack, const c
     return 0;
 }
 
+/* Whether the first module of a stack past the CUDA driver and runtime is part's: the memory a framework
+ * asked for itself, not memory a library it calls (cuDNN under XLA) took for its own use. */
+static int vt_stack_asked_by(const struct vt_dumpfile *d, uint32_t stack, const char *part)
+{
+    const struct vt_df_stack *st = stack ? vt_df_stack(d, stack) : NULL;
+    for (uint32_t i = 0; st && i < st->n; i++) {
+        const struct vt_df_module *m = vt_df_module_of(d, st->pc[i]);
+        if (!m)
+            continue;
+        const char *b = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+        if (!strncmp(b, "libcuda.so", 10) || !strncmp(b, "libcudart", 9) || !strncmp(b, "libvramtrace", 12))
+            continue;
+        return strstr(m->path, part) != NULL;
+    }
+    return 0;
+}
+
 static const char vt_native_source[] =
     "blocks reported through vramtrace_block_alloc(); segments: the device allocations holding them, and "
     "those the pool started a block at or declared (vramtrace_pool_segment())";
@@ -230,15 +247,23 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
             v->source = "allocated: live cudaMallocAsync allocations; reserved: the default pool's attributes; "
                         "releasable: what trimming the pool can give back";
         } else if (!strcmp(v->name, "cupy") || !strcmp(v->name, "jax")) {
-            /* Pools that give their totals only: their segments are the device allocations made inside
-             * their own modules (CuPy's; XLA's, in jaxlib or its CUDA plugin). */
+            /* Pools that give their totals only: their segments are the device allocations and physical
+             * memory (XLA maps its pool through VMM on the H200) asked for by their own modules (CuPy's;
+             * XLA's, in jaxlib or its CUDA plugin). */
             const char *module = !strcmp(v->name, "cupy") ? "cupy" : "xla";
             for (size_t k = 0; k < d->nallocs; k++)
                 if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
-                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, module)) {
+                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->allocs[k].stack, module)) {
                     vw->alloc_role[k] = VT_ROLE_SEGMENT;
                     v->matched++;
                     v->matched_bytes += d->allocs[k].size;
+                }
+            for (size_t k = 0; k < d->nphys; k++)
+                if (d->phys[k].device == v->device && !strcmp(d->phys[k].kind, "vmm_physical") &&
+                    vw->phys_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->phys[k].stack, module)) {
+                    vw->phys_role[k] = VT_ROLE_SEGMENT;
+                    v->matched++;
+                    v->matched_bytes += d->phys[k].size;
                 }
             v->segments = v->matched;
             v->reserved = v->own_reserved;

@@ -2,12 +2,14 @@
 # comes from a pool in the manner of XLA's BFC allocator, over device memory taken through a native
 # library (build/tests/libxla_fake.so, named by FAKE_XLA_LIB) as jaxlib takes it. The backend is made
 # at the first device request, as JAX's is; XLA_PYTHON_CLIENT_PREALLOCATE=false grows the pool on
-# demand, otherwise it takes FAKE_XLA_PREALLOCATE bytes at once. Found through PYTHONPATH=tests/fake.
+# demand, otherwise it takes FAKE_XLA_PREALLOCATE bytes at once; jax.profiler's device memory profile
+# lists the live arrays by Python stack. Found through PYTHONPATH=tests/fake.
 import ctypes
 import os
 
 from ._src import xla_bridge
 from . import numpy  # noqa: F401
+from . import profiler  # noqa: F401
 
 _lib = ctypes.CDLL(os.environ["FAKE_XLA_LIB"])
 
@@ -15,6 +17,7 @@ _lib = ctypes.CDLL(os.environ["FAKE_XLA_LIB"])
 class _Pool:
     def __init__(self):
         self.chunks = []  # [free bytes, next address]
+        self.live = {}  # id of a live array -> (bytes, its Python stack innermost first)
         self.in_use = self.pool = self.peak = 0
         if os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true") != "false":
             self._grow(int(os.environ.get("FAKE_XLA_PREALLOCATE", str(64 << 20))))
@@ -46,6 +49,9 @@ class Device:
     platform = "gpu"
     id = 0
     local_hardware_id = 0
+
+    def __str__(self):
+        return "cuda:%d" % self.id
 
     def __init__(self):
         self.pool = _Pool()
