@@ -2,7 +2,7 @@
 # dumps), compares every figure of the dumps with the ground truth the programs printed (their own
 # allocations, the driver's pool and graph figures, torch, CuPy, nvidia-smi) and prints one PASS or
 # FAIL line per check with its numbers, then "N passed, N failed". Exit status 1 when any check fails.
-#   python3 tests/gpu/check.py RESULTS [VRAMTRACE]
+#   python3 tests/gpu/check.py RESULTS [VRAMTRACE]     (CHECK_ONLY=label,...: the steps whose labels start so)
 import glob
 import json
 import os
@@ -301,23 +301,100 @@ def check_graphmem(name, out):
           live == 8 * (64 << 20) == rows["launched"]["used"] and any("build_graph" in f for s in launched for f in s["stack"]),
           f"live {live} in {sum(s['live_count'] for s in launched)} entries, driver used {rows['launched']['used']}, "
           f"stack {launched[0]['stack'][:2] if launched else None}")
-    freed, _ = graph_sites("freed")
+    freed, rep = graph_sites("freed")
     with open(rows["freed"]["dump"]) as f:
         unknown = next((int(line.split()[2]) for line in f if line.startswith("counter unknown_frees ")), None)
-    check(name + " freed by cudaFreeAsync: none live, none an unknown pointer",
-          not freed and rows["freed"]["used"] == 0 and unknown == 0,
-          f"{len(freed)} graph sites; driver used {rows['freed']['used']}; unknown frees {unknown}")
+    dev = next(x for x in rep["devices"] if x["device"] == 0)
+    # The driver keeps freed graph memory "used" (associated with the graphs) until trimmed: cache.
+    check(name + " freed by cudaFreeAsync: none live, none an unknown pointer; the graph pool's memory cached",
+          not freed and unknown == 0 and dev["allocated"] == 0 and dev["cached"] == rows["freed"]["reserved"] > 0,
+          f"{len(freed)} graph sites; unknown frees {unknown}; allocated {dev['allocated']}, cached {dev['cached']}, "
+          f"driver reserved {rows['freed']['reserved']} used {rows['freed']['used']}")
     check(name + " trimmed: the pool's reserved memory given back", rows["trimmed"]["reserved"] <= rows["freed"]["reserved"],
           f"reserved {rows['freed']['reserved']} -> {rows['trimmed']['reserved']}")
     captured, _ = graph_sites("captured")
     check(name + " captured, not launched: nothing live", not captured, f"{len(captured)} graph sites")
-    launched, _ = graph_sites("capture-launched")
+    launched, rep = graph_sites("capture-launched")
     live = sum(s["live_bytes"] for s in launched)
-    check(name + " captured graph launched: its kept 32 MiB live (= the driver's graph used), named by the captured call",
-          live == 32 << 20 == rows["capture-launched"]["used"] and any("capture_graph" in f for s in launched for f in s["stack"]),
-          f"live {live}, driver used {rows['capture-launched']['used']}, stack {launched[0]['stack'][:2] if launched else None}")
+    dev = next(x for x in rep["devices"] if x["device"] == 0)
+    check(name + " captured graph launched: its kept 32 MiB live and allocated (the driver's graph used holds it), "
+          "named by the captured call",
+          live == 32 << 20 == dev["allocated"] and rows["capture-launched"]["used"] >= live and
+          any("capture_graph" in f for s in launched for f in s["stack"]),
+          f"live {live}, allocated {dev['allocated']}, driver used {rows['capture-launched']['used']}, "
+          f"stack {launched[0]['stack'][:2] if launched else None}")
     freed, _ = graph_sites("capture-freed")
     check(name + " captured graph's allocation freed: none live", not freed, f"{len(freed)} graph sites")
+
+
+# ---- 2c: CUDA arrays and registered host memory (issue 15) ----
+def check_arrays(name, out):
+    rows = {r["tag"]: r for r in json_lines(out, "arrays")}
+    truth = json_lines(out, "truth")
+    if set(rows) != {"before", "live", "freed"} or not all(r["dump"] for r in rows.values()) or len(truth) != 1:
+        check(name + " ran", False, f"see {out}")
+        return
+    t = truth[0]
+    before, live, freed = (parse_dump(rows[k]["dump"]) for k in ("before", "live", "freed"))
+    arrays = sorted(a["size"] for a in live["allocs"] if a["kind"] == "array")
+    want = sorted([t["array2d"], t["array3d"], t["mipmapped"]])
+    check(name + " three arrays, each of the driver's own size (cudaArrayGetMemoryRequirements)", arrays == want,
+          f"dump {arrays} ({[a['api'] for a in live['allocs'] if a['kind'] == 'array']}), driver {want}")
+    took = sum(t["took"])
+    check(name + " the device's free memory fell by the arrays' sizes (within its 2 MiB pages each)",
+          abs(took - sum(want)) <= 3 * (2 << 20), f"fell by {t['took']} = {took}, sizes {sum(want)}")
+    reg = [a["size"] for a in live["allocs"] if a["kind"] == "host_registered"]
+    check(name + " registered host memory: its own kind, its size", reg == [t["host_registered"]],
+          f"dump {reg}, registered {t['host_registered']}")
+    grew = live["devices"][0]["reserved"] - before["devices"][0]["reserved"]
+    check(name + " device reserved grew by the arrays, not the host memory", grew == sum(want),
+          f"reserved +{grew}, arrays {sum(want)}")
+    left = [a for a in freed["allocs"] if a["kind"] in ("array", "host_registered")]
+    check(name + " freed: none left, reserved back", not left and
+          freed["devices"][0]["reserved"] == before["devices"][0]["reserved"] and
+          freed["counters"].get("unknown_frees", 0) == 0,
+          f"{len(left)} left; reserved {before['devices'][0]['reserved']} -> {freed['devices'][0]['reserved']}; "
+          f"unknown frees {freed['counters'].get('unknown_frees')}")
+
+
+# ---- 6b: request loops in CuPy and numba: verdicts and the keeping line (issue 15) ----
+def diff_text(old, new):
+    out = subprocess.run([VRAMTRACE, "diff", old, new], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"vramtrace diff: exit {out.returncode}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def check_requests(name, out, framework, mode):
+    rows = {r["tag"]: r for r in json_lines(out, "requests")}
+    if set(rows) != {"first", "second"} or not all(r["dump"] for r in rows.values()):
+        check(name + " ran", False, f"see {out}")
+        return
+    first, second = rows["first"], rows["second"]
+    if framework == "cupy":
+        for r in (first, second):
+            dev = next(x for x in report(r["dump"])["devices"] if x["device"] == 0)
+            view = next((a for a in dev["allocators"] if a["name"] == "cupy"), None)
+            check(f"{name} {r['tag']}: view = used_bytes()/total_bytes(), device allocated = used_bytes()",
+                  view is not None and (view["allocated"], view["reserved"]) == (r["used_bytes"], r["total_bytes"])
+                  and dev["allocated"] == r["used_bytes"],
+                  f"view {view and (view['allocated'], view['reserved'])}, device allocated {dev['allocated']}, "
+                  f"CuPy {r['version']} ({r['used_bytes']}, {r['total_bytes']})")
+        grew = second["used_bytes"] - first["used_bytes"]
+    else:
+        grew = second["kept_bytes"] - first["kept_bytes"]
+    d = diff_json(first["dump"], second["dump"])
+    text = diff_text(first["dump"], second["dump"])
+    verdict_line = next((l for l in text.splitlines() if l.startswith("verdict")), "")
+    if mode == "leak":
+        where = f"request (requests.py:{second['keep_line']})"
+        check(f"{name}: leak-suspect, allocated delta = the framework's growth, named by the keeping line",
+              d["verdict"] == "leak-suspect" and d["allocated_delta"] == grew and where in verdict_line,
+              f"verdict {d['verdict']}, allocated {d['allocated_delta']:+d}, grew {grew:+d}; {verdict_line!r}; want {where}")
+    else:
+        check(f"{name}: cache-growth, allocated +0", d["verdict"] == "cache-growth" and d["allocated_delta"] == grew,
+              f"verdict {d['verdict']}, allocated {d['allocated_delta']:+d} (framework {grew:+d}), "
+              f"reserved {d['reserved_delta']:+d}; {verdict_line!r}")
 
 
 # ---- 7: JAX's pool (issue 15) ----
@@ -343,9 +420,13 @@ def check_jax(name, out):
               f"device allocated {dev['allocated']}, in use {r['bytes_in_use']}, pool {r['pool_bytes']}")
     d = diff_json(rows["first"]["dump"], rows["second"]["dump"])
     grew = rows["second"]["bytes_in_use"] - rows["first"]["bytes_in_use"]
-    check(name + " diff: leak-suspect, allocated delta = bytes_in_use growth",
-          d["verdict"] == "leak-suspect" and d["allocated_delta"] == grew,
-          f"verdict {d['verdict']}, allocated {d['allocated_delta']}, JAX grew {grew}")
+    verdict_line = next((l for l in diff_text(rows["first"]["dump"], rows["second"]["dump"]).splitlines()
+                         if l.startswith("verdict")), "")
+    kept = rows["second"]["kept_bytes"] - rows["first"]["kept_bytes"]
+    where = f"most at keep_request (jax_pool.py:{rows['second']['keep_line']}) (+{kept / MiB:.1f} MiB"
+    check(name + " diff: leak-suspect, allocated delta = bytes_in_use growth, named by the keeping line",
+          d["verdict"] == "leak-suspect" and d["allocated_delta"] == grew and where in verdict_line,
+          f"verdict {d['verdict']}, allocated {d['allocated_delta']}, JAX grew {grew}; {verdict_line!r}; want {where!r}")
 
 
 # ---- the torch bridge (issue 5) ----
@@ -514,7 +595,11 @@ def main():
         ("bridge cache", lambda: check_bridge("B torch_cache.py", f"{folder}/bridge-cache")),
         ("bridge frag", lambda: check_bridge("B fragmentation", f"{folder}/bridge-frag")),
         ("bridge expandable", lambda: check_bridge("B torch_cache.py expandable", f"{folder}/bridge-expandable")),
+        ("arrays", lambda: check_arrays("2c arrays", f"{folder}/arrays/out.txt")),
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
+        ("cupy leak", lambda: check_requests("6b CuPy leak", f"{folder}/requests-cupy-leak/out.txt", "cupy", "leak")),
+        ("cupy cache", lambda: check_requests("6b CuPy cache", f"{folder}/requests-cupy-cache/out.txt", "cupy", "cache")),
+        ("numba leak", lambda: check_requests("6b numba leak", f"{folder}/requests-numba-leak/out.txt", "numba", "leak")),
         ("jax preallocated", lambda: check_jax("7 JAX preallocated", f"{folder}/jax-true/out.txt")),
         ("jax on demand", lambda: check_jax("7 JAX on demand", f"{folder}/jax-false/out.txt")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
@@ -528,7 +613,10 @@ def main():
         ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", "cache-growth",
                                                              None, "(torch_cache.py:")),
     ]
+    only = [w for w in os.environ.get("CHECK_ONLY", "").split(",") if w]  # a re-run of some scenarios
     for label, step in steps:
+        if only and not any(label.startswith(w) for w in only):
+            continue
         try:
             step()
         except Exception as e:  # a scenario that did not run or left garbage fails; the rest still run

@@ -22,11 +22,14 @@ def dump(tag):
     print("jax", json.dumps({"tag": tag, "version": jax.__version__, "dump": buf.value.decode() if rc == 0 else None,
                              "preallocate": os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE", "true"),
                              "bytes_in_use": st.get("bytes_in_use"),
-                             "pool_bytes": st.get("pool_bytes", st.get("bytes_reserved"))}), flush=True)
+                             "pool_bytes": st.get("pool_bytes", st.get("bytes_reserved")),
+                             "kept_bytes": sum(a.nbytes for a in kept),
+                             "keep_line": next(i + 1 for i, l in enumerate(open(__file__)) if l.rstrip().endswith("# KEEP"))}),
+          flush=True)
 
 
 def keep_request(n):
-    kept.append(jnp.ones((n,), dtype=jnp.float32))
+    kept.append(jnp.ones((n,), dtype=jnp.float32))  # KEEP
 
 
 for i in range(8):

@@ -159,7 +159,7 @@ static void alloc_all()
     CK(cudaGraphInstantiate(&exec, graph, 0));
     CK(cudaGraphLaunch(exec, cap));
     CK(cudaStreamSynchronize(cap));
-    hold("async", GRAPH, (unsigned long long)v, 24 * MiB, 1);
+    hold("graph", GRAPH, (unsigned long long)v, 24 * MiB, 1);
     (void)p;
 #endif
     // VMM: two physical handles, each mapped into its own reservation; the second is released at

@@ -19,10 +19,14 @@ LIB=$B/libvramtrace.so
   python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
 } > "$R/versions.txt" 2>&1
 
+# ONLY="kinds jax ...": run those scenarios alone (a re-run; CHECK_ONLY then picks check.py's steps).
+want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
 # In a scenario's folder: its dumps (dumps/) and what the program printed (out.txt).
 scenario() { mkdir -p "$R/$1/dumps"; echo "$R/$1"; }
 
 # 1, 2: CUDA C, five builds of one program.
+if want kinds; then
 for v in static shared driver entry ptsz; do
   case $v in
     static) flags= ;; shared) flags="-cudart shared" ;; driver) flags=-DVT_ROUTE_DRIVER ;;
@@ -32,13 +36,24 @@ for v in static shared driver entry ptsz; do
   nvcc -O2 -g $flags -o "$d/kinds" tests/gpu/kinds.cu -lcuda -ldl > "$d/build.txt" 2>&1 &&
     VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/kinds" > "$d/out.txt" 2>&1
 done
+fi
 
 # 2b: CUDA graphs' allocation nodes, as NVIDIA's graphMemoryFootprint sample makes them.
+if want graphmem; then
 d=$(scenario graphmem)
 nvcc -O2 -g -o "$d/graphmem" tests/gpu/graphmem.cu -lcuda > "$d/build.txt" 2>&1 &&
   VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/graphmem" > "$d/out.txt" 2>&1
+fi
+
+# 2c: CUDA arrays (2D, 3D, mipmapped) and registered host memory.
+if want arrays; then
+d=$(scenario arrays)
+nvcc -O2 -g -o "$d/arrays" tests/gpu/arrays.cu > "$d/build.txt" 2>&1 &&
+  VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/arrays" > "$d/out.txt" 2>&1
+fi
 
 # 3, 4, 5 (and 7): PyTorch's three allocator configurations.
+if want torch; then
 for cfg in default expandable async; do
   case $cfg in
     default) conf= ;; expandable) conf=expandable_segments:True ;; async) conf=backend:cudaMallocAsync ;;
@@ -46,8 +61,10 @@ for cfg in default expandable async; do
   d=$(scenario torch-$cfg)
   PYTORCH_CUDA_ALLOC_CONF=$conf VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_truth.py > "$d/out.txt" 2>&1
 done
+fi
 
 # The torch bridge: the examples driven request by request, fragmentation, expandable segments.
+if want bridge; then
 for mode in leak cache frag; do
   d=$(scenario bridge-$mode)
   VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_bridge.py $mode > "$d/out.txt" 2>&1
@@ -55,25 +72,41 @@ done
 d=$(scenario bridge-expandable)
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB \
   python3 tests/gpu/torch_bridge.py cache > "$d/out.txt" 2>&1
+fi
 
 # 6: CuPy.
+if want cupy; then
 d=$(scenario cupy)
 VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/cupy_pool.py > "$d/out.txt" 2>&1
+fi
+
+# 6b: request loops that keep memory or only cache it, in CuPy and numba.
+if want requests; then
+for fm in cupy:leak cupy:cache numba:leak; do
+  d=$(scenario requests-${fm%:*}-${fm#*:})
+  VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/requests.py ${fm%:*} ${fm#*:} > "$d/out.txt" 2>&1
+done
+fi
 
 # 7: JAX, its pool preallocated (the default) and grown on demand.
+if want jax; then
 for pre in true false; do
   d=$(scenario jax-$pre)
   XLA_PYTHON_CLIENT_PREALLOCATE=$pre VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/jax_pool.py > "$d/out.txt" 2>&1
 done
+fi
 
 # 8: no CUDA at all; bare and preloaded runs interleaved.
+if want nocuda; then
 d=$(scenario nocuda)
 for round in 1 2 3 4 5; do
   python3 tests/gpu/nocuda.py >> "$d/bare.txt" 2>&1
   VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/nocuda.py >> "$d/preloaded.txt" 2>&1
 done
+fi
 
 # 9: the two-thread loop, twice bare, then preloaded with a dump signal every 20 ms while it runs.
+if want threads; then
 d=$(scenario threads)
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
 python3 tests/gpu/torch_threads.py > "$d/bare1.txt" 2>&1
@@ -85,15 +118,22 @@ until grep -q ready "$d/preloaded.txt" 2>/dev/null; do sleep 0.05; done
 while ! grep -q done "$d/preloaded.txt"; do kill -USR1 $pid 2>/dev/null && n=$((n + 1)); sleep 0.02; done
 wait $pid
 echo "sent $n" > "$d/signals.txt"
+fi
 
 # The examples, with the README's commands (tests/gpu/examples.sh).
+if want examples; then
 sh tests/gpu/examples.sh "$R"
+fi
 
 # The README's GPU command blocks, as written.
+if want readme; then
 sh tests/readme_blocks.sh "sh gpu" > "$R/readme.txt" 2>&1
+fi
 
 # Issue 13's figures on the real driver: run & / dump $! pairs, SIGTERM exits, silence without CUDA.
+if want safety; then
 sh tests/gpu/safety.sh "$R"
+fi
 
 cat "$R/versions.txt"
 python3 tests/gpu/check.py "$R" "$B/vramtrace" > "$R/check.txt" 2>&1
