@@ -6,7 +6,7 @@
 # counters of one run. Separate processes interleaved by rounds could not resolve 2 %: on the H200
 # machine one bare process ran its batches at 84 to 172 tokens/s, and processes a minute apart differed
 # as much; batches seconds apart in turn see the same machine.
-#   serving_gpu.sh default|async [CYCLES]      (CPUS=6 by default: not the first cores, which serve the
+#   serving_gpu.sh default|async [CYCLES]      (CYCLES 0: the one-process figures alone; CPUS=6 by default: not the first cores, which serve the
 #                                                machine's own interrupts and agents)
 set -u
 B=$PWD/build
@@ -23,7 +23,7 @@ else
     bare_torch_history:BENCH_TORCH_HISTORY=1
 fi
 echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPUS:"
-python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$B/libvramtrace.so" "$@" -- \
+[ "$CYCLES" = 0 ] || python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$B/libvramtrace.so" "$@" -- \
   python3 bench/gpt2_decode.py 1 3 | tee /tmp/serving_$ALLOC.txt
 [ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
 # What the library cost one process in between two dumps, by its own count (vramtrace diff's
@@ -36,7 +36,7 @@ for conf in defaults python_off:VRAMTRACE_PYTHON=0; do
   env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p') \
     taskset -c "$CPUS" python3 bench/gpt2_decode.py 10 3 selfcost > /tmp/one.txt 2>&1
   set -- $(awk '/^dump/ {print $2}' /tmp/one.txt | tail -2)
-  tokens=$(awk '/^tokens/ {print $2}' /tmp/one.txt)
+  tokens=$(awk '$1 == "tokens" {print $2}' /tmp/one.txt)
   if [ $# -eq 2 ] && [ -n "$tokens" ]; then
     "$B/vramtrace" diff --json "$1" "$2" | python3 -c '
 import json, sys
@@ -50,6 +50,8 @@ print("%s: library %.1f us a token (hooks %.1f, threads %.1f) of the process CPU
   fi
   grep -E '^counter py_' "$2" 2>/dev/null | tr '\n' ' '; echo
 done
+# torch records block history only with its native allocator
+[ "$ALLOC" = async ] && exit 0
 taskset -c "$CPUS" python3 bench/gpt2_decode.py 15 3 historyab 2>&1 | grep history_ | tee -a /tmp/serving_$ALLOC.txt
 [ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
 exit 0
