@@ -30,10 +30,11 @@ echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPU
 # self_cost: its hooks, timed at every 61st call, and its threads, against the process's CPU), torch's
 # history off (the defaults until a first dump); then torch's block history switched on and off batch by
 # batch in one process without the library: what a first dump costs afterwards. Neither depends on
-# how the machine drifts, as both sides are measured in one process at once.
+# how the machine drifts, as both sides are measured in one process at once. SELF_CONFS names other
+# configurations for the first ("name:VAR=value,VAR=value ...").
 [ "${ONE_RUN:-1}" = 0 ] && exit 0
-for conf in defaults python_off:VRAMTRACE_PYTHON=0; do
-  env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p') \
+for conf in ${SELF_CONFS:-defaults python_off:VRAMTRACE_PYTHON=0}; do
+  env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p' | tr , ' ') \
     taskset -c "$CPUS" python3 bench/gpt2_decode.py 10 3 selfcost > /tmp/one.txt 2>&1
   set -- $(awk '/^dump/ {print $2}' /tmp/one.txt | tail -2)
   tokens=$(awk '$1 == "tokens" {print $2}' /tmp/one.txt)
