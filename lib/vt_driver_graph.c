@@ -6,8 +6,9 @@
  * the nodes its graph does not free itself into the table. Once any memory node exists a launch costs
  * two hash look-ups and a walk of its own graph's memory nodes; before, a flag test. Under stream
  * capture (counted by its begin and end), a stream-ordered allocation or free on a capturing stream is
- * a node of the graph being captured, as the driver makes it. Not seen: nodes added by cuGraphAddNode,
- * child graphs, clones. */
+ * a node of the graph being captured, as the driver makes it. Nodes added through the generic
+ * cuGraphAddNode count the same, and a child graph whose ownership moves to its parent (the only way a
+ * child graph may hold memory nodes) hands its nodes to the parent. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -168,6 +169,77 @@ CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph graph, const CUgraphNo
         vt_gnode_add((uint64_t)(uintptr_t)graph, dptr, 0, 0, -1, 1);
     vt_call_plain_end(&c, r == CUDA_SUCCESS);
     return r;
+}
+
+/* A child graph moved into its parent: its memory nodes are the parent's from now on. */
+static void vt_graph_moved(uint64_t child, uint64_t parent)
+{
+    pthread_mutex_lock(&vt_g_lock);
+    struct vt_ggraph *c, *p;
+    HASH_FIND(hh, vt_ggraphs, &child, sizeof child, c);
+    if (c) {
+        HASH_DEL(vt_ggraphs, c);
+        HASH_FIND(hh, vt_ggraphs, &parent, sizeof parent, p);
+        if (p) {
+            struct vt_gnode **tail = &p->nodes;
+            while (*tail)
+                tail = &(*tail)->next;
+            *tail = c->nodes;
+            p->n += c->n;
+            free(c);
+        } else {
+            c->graph = parent;
+            HASH_ADD(hh, vt_ggraphs, graph, sizeof c->graph, c);
+        }
+    }
+    pthread_mutex_unlock(&vt_g_lock);
+}
+
+/* cuGraphAddNode in both forms: a memory node as through cuGraphAddMemAllocNode/FreeNode; a stack is
+ * taken only for an allocation node. */
+static void vt_node_begin(struct vt_call *c, enum vt_fn fn, const CUgraphNodeParams *p)
+{
+    if (p && p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+        vt_call_alloc_begin(c, fn);
+    else
+        vt_call_plain_begin(c, fn);
+}
+
+static CUresult vt_node_added(struct vt_call *c, CUresult r, CUgraph graph, const CUgraphNodeParams *p)
+{
+    vt_call_after(c);
+    uint64_t g = (uint64_t)(uintptr_t)graph;
+    if (r == CUDA_SUCCESS && p) {
+        if (p->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+            vt_gnode_add(g, p->alloc.dptr, p->alloc.bytesize, c->stack,
+                         p->alloc.poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? p->alloc.poolProps.location.id
+                                                                                        : -1,
+                         0);
+        else if (p->type == CU_GRAPH_NODE_TYPE_MEM_FREE)
+            vt_gnode_add(g, p->free.dptr, 0, 0, -1, 1);
+        else if (p->type == CU_GRAPH_NODE_TYPE_GRAPH && p->graph.ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE &&
+                 atomic_load(&vt_g_any))
+            vt_graph_moved((uint64_t)(uintptr_t)p->graph.graph, g);
+    }
+    vt_call_plain_end(c, r == CUDA_SUCCESS);
+    return r;
+}
+
+CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *params)
+{
+    VT_REAL_OR(cuGraphAddNode, CUDA_ERROR_NOT_INITIALIZED);
+    struct vt_call c;
+    vt_node_begin(&c, VT_FN_cuGraphAddNode, params);
+    return vt_node_added(&c, real(node, graph, deps, ndeps, params), graph, params);
+}
+
+CUresult cuGraphAddNode_v2(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                           size_t ndeps, CUgraphNodeParams *params)
+{
+    VT_REAL_OR(cuGraphAddNode_v2, CUDA_ERROR_NOT_INITIALIZED);
+    struct vt_call c;
+    vt_node_begin(&c, VT_FN_cuGraphAddNode_v2, params);
+    return vt_node_added(&c, real(node, graph, deps, edges, ndeps, params), graph, params);
 }
 
 static void vt_gexec_add(CUresult r, CUgraphExec *exec, CUgraph graph)

@@ -5,6 +5,8 @@
 #define VT_FNS_H
 
 #include <cuda.h>
+/* cuda.h makes cuGraphAddNode the newest variant's name; both are exported, and both are wrapped. */
+#undef cuGraphAddNode
 
 /* Exact exported variants that the driver-level hooks replace. */
 #define VT_DRIVER_WRAPPED(X) \
@@ -21,7 +23,8 @@
     X(cuMipmappedArrayCreate) X(cuMipmappedArrayDestroy) \
     X(cuIpcOpenMemHandle_v2) X(cuIpcCloseMemHandle) X(cuMemPoolImportPointer) \
     X(cuImportExternalMemory) X(cuExternalMemoryGetMappedBuffer) X(cuDestroyExternalMemory) \
-    X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode) X(cuGraphInstantiateWithFlags) \
+    X(cuGraphAddMemAllocNode) X(cuGraphAddMemFreeNode) X(cuGraphAddNode) X(cuGraphAddNode_v2) \
+    X(cuGraphInstantiateWithFlags) \
     X(cuGraphInstantiateWithParams) X(cuGraphInstantiateWithParams_ptsz) X(cuGraphLaunch) X(cuGraphLaunch_ptsz) \
     X(cuGraphExecDestroy) X(cuGraphDestroy) \
     X(cuStreamBeginCapture_v2) X(cuStreamBeginCapture_v2_ptsz) X(cuStreamBeginCaptureToGraph) \
@@ -84,6 +87,9 @@ CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, cons
 CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
 CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
                                            CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
+/* The generic node call of CUDA 12.2, before edge data (cuda.h declares only cuGraphAddNode_v2). */
+CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                        size_t numDependencies, CUgraphNodeParams *nodeParams);
 /* Context creation of older versions (cuda.h names only the newest, cuCtxCreate_v4). */
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
 CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n, unsigned int flags, CUdevice dev);

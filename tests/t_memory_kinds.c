@@ -369,6 +369,32 @@ static void test_graph_memory(void)
     run_free(&r);
 }
 
+/* Memory nodes through the generic cuGraphAddNode, one in a child graph moved into its parent. */
+static void test_graph_generic(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"graphnode", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    if (!ok(r.status == 0 && n == 4, "graphnode: three API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(count_allocs(&d[0], "graph", NULL, 0), 0, "built with cuGraphAddNode, not launched: nothing");
+    is_u64(count_allocs(&d[1], "graph", NULL, 5 * MiB), 1, "launched: the parent's own allocation node");
+    is_u64(count_allocs(&d[1], "graph", NULL, 3 * MiB), 1, "and the one of the child graph moved into it");
+    const struct vt_df_alloc *a = find_alloc(&d[1], 3 * MiB);
+    ok(a && stack_has(&d[1], a->stack, "graphnode_build"), "named by the call that built the node");
+    is_u64(count_allocs(&d[2], "graph", NULL, 0), 1, "a generic free node of another graph frees the 5 MiB");
+    is_u64(count_allocs(&d[3], "graph", NULL, 0), 0, "and the stream frees the rest");
+    is_u64(vt_df_counter(&d[3], "unknown_frees"), 0, "no unknown frees");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 /* Stream capture: captured stream-ordered calls are graph nodes, live from a launch. */
 static void test_capture(void)
 {
@@ -405,6 +431,7 @@ int main(void)
     test_arrays();
     test_imports();
     test_graph_memory();
+    test_graph_generic();
     test_capture();
     return tap_done();
 }

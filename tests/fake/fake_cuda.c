@@ -1160,6 +1160,47 @@ CUresult cuGraphAddMemFreeNode(CUgraphNode *node, CUgraph graph, const CUgraphNo
     return CUDA_SUCCESS;
 }
 
+/* The generic node call, for memory nodes and child graphs moved into their parent (the child's handle
+ * is then the parent's: freed with it, so nothing is done here). */
+static CUresult fake_add_node(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+                              CUgraphNodeParams *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: {
+        CUDA_MEM_ALLOC_NODE_PARAMS a = {.poolProps = p->alloc.poolProps, .bytesize = p->alloc.bytesize};
+        CUresult r = cuGraphAddMemAllocNode(node, graph, deps, ndeps, &a);
+        p->alloc.dptr = a.dptr;
+        return r;
+    }
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+        return cuGraphAddMemFreeNode(node, graph, deps, ndeps, p->free.dptr);
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+        if (!node || !fake_graph_ok(graph) || !fake_graph_ok(p->graph.graph) ||
+            p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
+            return CUDA_ERROR_INVALID_VALUE;
+        *node = (CUgraphNode)(uintptr_t)0x3000;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+#undef cuGraphAddNode
+CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p);
+CUresult cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p)
+{
+    return fake_add_node(node, graph, deps, ndeps, p);
+}
+
+CUresult cuGraphAddNode_v2(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                           size_t ndeps, CUgraphNodeParams *p)
+{
+    (void)edges;
+    return fake_add_node(node, graph, deps, ndeps, p);
+}
+
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph, unsigned long long flags)
 {
     (void)flags;
@@ -1333,7 +1374,8 @@ static const struct fake_proc fake_procs[] = {
     P("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
     P("cuMemHostRegister", 6050, cuMemHostRegister_v2), P("cuMemHostUnregister", 4000, cuMemHostUnregister),
     P("cuGraphCreate", 10000, cuGraphCreate), P("cuGraphAddMemAllocNode", 11040, cuGraphAddMemAllocNode),
-    P("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode),
+    P("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode), P("cuGraphAddNode", 12020, cuGraphAddNode),
+    P("cuGraphAddNode", 12030, cuGraphAddNode_v2),
     P("cuGraphInstantiate", 11040, cuGraphInstantiateWithFlags),
     P("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags), P("cuGraphLaunch", 10000, cuGraphLaunch),
     P("cuGraphExecDestroy", 10000, cuGraphExecDestroy), P("cuGraphDestroy", 10000, cuGraphDestroy),

@@ -413,6 +413,54 @@ static void mode_graphmem(void)
     (void)never;
 }
 
+/* The generic node call (cuGraphAddNode, cuda.h's _v2): an allocation node in the parent, another in a
+ * child graph moved into it; a free node in a second graph. */
+static CUgraphNode generic_node(CUgraph g, CUgraphNodeParams *p)
+{
+    CUgraphNode n;
+    prog_check(cuGraphAddNode(&n, g, NULL, NULL, 0, p) == CUDA_SUCCESS, "generic node");
+    return n;
+}
+
+NOINLINE CUgraph graphnode_build(CUdeviceptr *own, CUdeviceptr *child_kept)
+{
+    CUgraph parent, child;
+    CUgraphNodeParams a = {.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC};
+    a.alloc.poolProps = (CUmemPoolProps){.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                         .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    prog_check(cuGraphCreate(&parent, 0) == CUDA_SUCCESS && cuGraphCreate(&child, 0) == CUDA_SUCCESS, "graphs");
+    a.alloc.bytesize = 5 * MiB;
+    generic_node(parent, &a);
+    *own = a.alloc.dptr;
+    a.alloc.bytesize = 3 * MiB;
+    generic_node(child, &a);
+    *child_kept = a.alloc.dptr;
+    CUgraphNodeParams c = {.type = CU_GRAPH_NODE_TYPE_GRAPH};
+    c.graph.graph = child;
+    c.graph.ownership = CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE;
+    generic_node(parent, &c);
+    return parent;
+}
+
+static void mode_graphnode(void)
+{
+    CUdeviceptr own, child_kept;
+    CUgraphExec e1, e2;
+    CUgraph g2;
+    ctx();
+    CUgraph g1 = graphnode_build(&own, &child_kept);
+    prog_dump(); /* 1: built: nothing */
+    prog_check(cuGraphInstantiate(&e1, g1, 0) == CUDA_SUCCESS && cuGraphLaunch(e1, 0) == CUDA_SUCCESS, "launch");
+    prog_dump(); /* 2: 5 MiB and the child's 3 MiB */
+    CUgraphNodeParams f = {.type = CU_GRAPH_NODE_TYPE_MEM_FREE};
+    f.free.dptr = own;
+    prog_check(cuGraphCreate(&g2, 0) == CUDA_SUCCESS, "graph 2");
+    generic_node(g2, &f);
+    prog_check(cuGraphInstantiate(&e2, g2, 0) == CUDA_SUCCESS && cuGraphLaunch(e2, 0) == CUDA_SUCCESS, "launch 2");
+    prog_dump(); /* 3: the child's 3 MiB */
+    prog_check(cuMemFreeAsync(child_kept, 0) == CUDA_SUCCESS, "freed");
+}
+
 /* Stream capture: a stream-ordered allocation kept past the graph and one freed inside it. */
 NOINLINE CUgraph capture_build(CUstream s, CUdeviceptr *kept)
 {
@@ -754,6 +802,8 @@ int main(int argc, char **argv)
         mode_capture();
     else if (!strcmp(mode, "graphmem"))
         mode_graphmem();
+    else if (!strcmp(mode, "graphnode"))
+        mode_graphnode();
     else if (!strcmp(mode, "imports"))
         mode_imports();
     else if (!strcmp(mode, "arrays"))
