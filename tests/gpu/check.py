@@ -283,7 +283,8 @@ def check_cupy(name, out):
 # ---- 2b: CUDA graphs' allocation nodes (issue 15) ----
 def check_graphmem(name, out):
     rows = {r["tag"]: r for r in json_lines(out, "graphmem")}
-    if set(rows) != {"built", "launched", "freed", "trimmed", "captured", "capture-launched", "capture-freed"} or \
+    if set(rows) != {"built", "launched", "freed", "trimmed", "captured", "capture-launched", "capture-freed",
+                     "generic-launched", "generic-freed"} or \
             not all(r["dump"] for r in rows.values()):
         check(name + " ran", False, f"see {out}")
         return
@@ -325,6 +326,14 @@ def check_graphmem(name, out):
           f"stack {launched[0]['stack'][:2] if launched else None}")
     freed, _ = graph_sites("capture-freed")
     check(name + " captured graph's allocation freed: none live", not freed, f"{len(freed)} graph sites")
+    launched, _ = graph_sites("generic-launched")
+    live = sorted(x for s in launched for x in [s["live_bytes"]])
+    check(name + " cudaGraphAddNode: the parent's 16 MiB and the moved child's 8 MiB live, named by the builder",
+          sum(live) == 24 << 20 and all(any("build_generic" in f for f in s["stack"]) for s in launched),
+          f"live {live}, driver used {rows['generic-launched']['used']}, "
+          f"stacks {[s['stack'][:2] for s in launched]}")
+    freed, _ = graph_sites("generic-freed")
+    check(name + " cudaGraphAddNode: freed by the stream, none live", not freed, f"{len(freed)} graph sites")
 
 
 # ---- 2c: CUDA arrays and registered host memory (issue 15) ----

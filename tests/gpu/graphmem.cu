@@ -2,8 +2,8 @@
 // graphMemoryFootprint sample: a graph of eight 64 MiB allocation nodes without free nodes, launched,
 // then each allocation freed with cudaFreeAsync, then the graph pool trimmed; then a graph made by
 // stream capture of a 32 MiB cudaMallocAsync kept and a 16 MiB one freed inside it, launched, then
-// freed. A dump after each step, and the driver's own graph-memory figures printed as JSON lines for
-// check.py.
+// freed; then the same through the generic node call, with a child graph moved into its parent. A dump
+// after each step, and the driver's own graph-memory figures printed as JSON lines for check.py.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +62,33 @@ __attribute__((noinline)) static cudaGraph_t capture_graph(cudaStream_t s, void 
     return g;
 }
 
+// Through the generic node call (cudaGraphAddNode): a 16 MiB allocation node in the parent, an 8 MiB one
+// in a child graph moved into it (the only way a child graph may hold memory nodes).
+__attribute__((noinline)) static cudaGraph_t build_generic(void **own, void **child_kept, int dev)
+{
+    cudaGraph_t parent, child;
+    cudaGraphNode_t n;
+    CHECK(cudaGraphCreate(&parent, 0));
+    CHECK(cudaGraphCreate(&child, 0));
+    cudaGraphNodeParams a = {};
+    a.type = cudaGraphNodeTypeMemAlloc;
+    a.alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+    a.alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+    a.alloc.poolProps.location.id = dev;
+    a.alloc.bytesize = 16u << 20;
+    CHECK(cudaGraphAddNode(&n, parent, NULL, NULL, 0, &a));
+    *own = a.alloc.dptr;
+    a.alloc.bytesize = 8u << 20;
+    CHECK(cudaGraphAddNode(&n, child, NULL, NULL, 0, &a));
+    *child_kept = a.alloc.dptr;
+    cudaGraphNodeParams c = {};
+    c.type = cudaGraphNodeTypeGraph;
+    c.graph.graph = child;
+    c.graph.ownership = cudaGraphChildGraphOwnershipMove;
+    CHECK(cudaGraphAddNode(&n, parent, NULL, NULL, 0, &c));
+    return parent;
+}
+
 int main(void)
 {
     int dev = 0;
@@ -97,5 +124,18 @@ int main(void)
     step("capture-freed", dev);
     CHECK(cudaGraphExecDestroy(e));
     CHECK(cudaGraphDestroy(cg));
+
+    void *own, *child_kept;
+    cudaGraph_t gg = build_generic(&own, &child_kept, dev);
+    CHECK(cudaGraphInstantiate(&e, gg, 0));
+    CHECK(cudaGraphLaunch(e, s));
+    CHECK(cudaStreamSynchronize(s));
+    step("generic-launched", dev);
+    CHECK(cudaFreeAsync(own, s));
+    CHECK(cudaFreeAsync(child_kept, s));
+    CHECK(cudaStreamSynchronize(s));
+    step("generic-freed", dev);
+    CHECK(cudaGraphExecDestroy(e));
+    CHECK(cudaGraphDestroy(gg));
     return 0;
 }
