@@ -461,6 +461,17 @@ static void test_run_and_dump(void)
     free_dumps(dd, nd);
     run_free(&r);
 
+    /* NVTX's tool: the library, unless the user set another (Nsight's). */
+    const char *show[] = {"run", "--", "/bin/sh", "-c", "echo nvtx=$NVTX_INJECTION64_PATH", NULL};
+    run_prog(&r, "../vramtrace", show, NULL, 0);
+    ok(r.status == 0 && strstr(r.out, "nvtx=/") && strstr(r.out, "/libvramtrace.so\n"),
+       "vramtrace run makes the library NVTX's tool (NVTX_INJECTION64_PATH)");
+    run_free(&r);
+    const char *nsight[] = {"NVTX_INJECTION64_PATH=/opt/nsight/libToolsInjection64.so", NULL};
+    run_prog(&r, "../vramtrace", show, nsight, 0);
+    ok(r.status == 0 && strstr(r.out, "nvtx=/opt/nsight/libToolsInjection64.so\n"), "and leaves another tool in place");
+    run_free(&r);
+
     /* A process without the library. */
     pid_t plain = fork();
     if (plain == 0) {

@@ -133,6 +133,11 @@ int vt_cmd_run(int argc, char **argv)
     }
     if (vt_setenv_opt("LD_PRELOAD", preload) < 0)
         return VT_EXIT_USAGE;
+    /* NVTX's memory calls (pools describing their heaps and blocks) come to the library when it is NVTX's
+     * tool; another tool the user set (Nsight's) is left in place. */
+    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+    if ((!nvtx || !*nvtx) && vt_setenv_opt("NVTX_INJECTION64_PATH", lib) < 0)
+        return VT_EXIT_USAGE;
     /* exec, not fork: the program keeps the pid a user sees (for vramtrace dump) and its own status. */
     execvp(argv[i + 1], argv + i + 1);
     fprintf(stderr, "vramtrace run: cannot run %s: %s\n", argv[i + 1], strerror(errno));

@@ -117,6 +117,17 @@ static const char *vt_library_of(const struct vt_model *m, const struct vt_df_st
     return NULL;
 }
 
+/* Whether the innermost name at pc begins with prefix. */
+static int vt_pc_named(const struct vt_model *m, uint64_t pc, const char *prefix)
+{
+    char *names[64];
+    uint32_t n = 0;
+    int yes = vt_frame_strings(m, pc, names, &n, 64) == 0 && n && !strncmp(names[0], prefix, strlen(prefix));
+    for (uint32_t i = 0; i < n; i++)
+        free(names[i]);
+    return yes;
+}
+
 /* Frames [lo, hi) of a stack worth showing. */
 static void vt_fold(const struct vt_model *m, const struct vt_df_stack *st, int full, uint32_t *lo, uint32_t *hi)
 {
@@ -202,24 +213,33 @@ static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, 
     if (st && st->pystack && in->present)
         for (cut = lo; cut < hi && !(st->pc[cut] >= in->lo && st->pc[cut] < in->hi); cut++)
             ;
-    uint32_t past_pool = lo;
+    /* A native allocator's block is named past the allocator: past its library's frames, or when it is
+     * part of the program, past the one logical frame that reported the block (inlined frames count:
+     * the pool's function is often inlined into its caller). A pool that describes itself through NVTX
+     * reports from NVTX's own entry point, compiled into the pool's module: one frame more. */
+    uint32_t past_pool = lo, skip = 0;
     if (pool_at && st && cut - lo >= 2) {
         const struct vt_df_module *own = vt_df_module_of(d, st->pc[lo]);
-        past_pool = lo + 1;
-        if (own && d->exe && strcmp(own->path, d->exe))
+        if (own && d->exe && strcmp(own->path, d->exe)) {
+            past_pool = lo + 1;
             while (past_pool < cut && vt_df_module_of(d, st->pc[past_pool]) == own)
                 past_pool++;
-        if (past_pool >= cut)
-            past_pool = lo; /* nothing but the allocator: named by its innermost frame */
+            if (past_pool >= cut)
+                past_pool = lo; /* nothing but the allocator: named by its innermost frame */
+        } else {
+            skip = vt_pc_named(m, st->pc[lo], "nvtxMem") ? 2 : 1;
+        }
     }
     if (pool_at)
         *pool_at = 0;
     for (uint32_t i = lo; i < cut && n < max; i++) {
-        if (pool_at && i == past_pool)
+        if (pool_at && i == past_pool && past_pool > lo)
             *pool_at = n;
         if (vt_frame_strings(m, st->pc[i], frames, &n, max) < 0)
             goto fail;
     }
+    if (pool_at && skip)
+        *pool_at = skip < n ? skip : 0;
     *python_at = n;
     uint32_t pystack = python ? stack : st ? st->pystack : 0;
     if (python || pystack) {
