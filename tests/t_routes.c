@@ -88,6 +88,10 @@ int main(void)
         for (size_t i = 0; i < d[0].nunwatched; i++)
             found |= !strcmp(d[0].unwatched[i].name, "cuMemAlloc") && d[0].unwatched[i].count == 1;
         ok(found, "the unwrapped pre-3.2 cuMemAlloc is counted as unwatched, by name");
+        int trim = 0;
+        for (size_t i = 0; i < d[0].nunwatched; i++)
+            trim |= !strcmp(d[0].unwatched[i].name, "cuDeviceGraphMemTrim");
+        ok(!trim, "cuDeviceGraphMemTrim is not named unwatched: nothing to watch (graph figures are read at dumps)");
         ok(vt_df_counter(&d[0], "unwatched_lookups") >= 1, "unwatched_lookups counter");
         free_dumps(d, 1);
     }

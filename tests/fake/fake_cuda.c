@@ -234,6 +234,11 @@ CUresult cuStreamSynchronize(CUstream stream)
 static int fake_current_dev(void);
 
 /* Graph memory: the fake runs no graphs; VRAMTRACE_FAKE_GRAPH_MEM=RESERVED,USED makes it say it holds some. */
+CUresult cuDeviceGraphMemTrim(CUdevice dev)
+{
+    return dev >= 0 && dev < fake_ndev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
 CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute attr, void *value)
 {
     unsigned long long res = 0, used = 0;
@@ -1374,7 +1379,7 @@ static const struct fake_proc fake_procs[] = {
     P("cuMipmappedArrayGetMemoryRequirements", 11060, cuMipmappedArrayGetMemoryRequirements),
     P("cuMemHostRegister", 6050, cuMemHostRegister_v2), P("cuMemHostUnregister", 4000, cuMemHostUnregister),
     P("cuGraphCreate", 10000, cuGraphCreate), P("cuGraphAddMemAllocNode", 11040, cuGraphAddMemAllocNode),
-    P("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode), P("cuGraphAddNode", 12020, cuGraphAddNode),
+    P("cuGraphAddMemFreeNode", 11040, cuGraphAddMemFreeNode), P("cuDeviceGraphMemTrim", 11040, cuDeviceGraphMemTrim), P("cuGraphAddNode", 12020, cuGraphAddNode),
     P("cuGraphAddNode", 12030, cuGraphAddNode_v2),
     P("cuGraphInstantiate", 11040, cuGraphInstantiateWithFlags),
     P("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags), P("cuGraphLaunch", 10000, cuGraphLaunch),

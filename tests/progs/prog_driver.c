@@ -116,12 +116,14 @@ NOINLINE void route_gpa_self_alloc(size_t n)
     prog_check(f(&p, n) == CUDA_SUCCESS, "self alloc");
 }
 
-/* The pre-3.2 cuMemAlloc is not wrapped: it must pass through untouched and be counted. */
+/* The pre-3.2 cuMemAlloc is not wrapped: it must pass through untouched and be counted. Trimming graph
+ * memory is not wrapped either, and needs no watching (the graph figures are read at each dump). */
 NOINLINE void route_legacy_lookup(void)
 {
     gpa4_fn gpa = (gpa4_fn)dlsym(libcuda(), "cuGetProcAddress");
     void *f = NULL;
     prog_check(gpa("cuMemAlloc", &f, 3000, 0) == CUDA_SUCCESS && f == dlsym(libcuda(), "cuMemAlloc"), "legacy");
+    prog_check(gpa("cuDeviceGraphMemTrim", &f, 11040, 0) == CUDA_SUCCESS && f, "graph trim");
 }
 
 static CUmemAllocationProp vmm_prop(void)
