@@ -3,20 +3,7 @@
 // (cudaArrayGetMemoryRequirements / cudaMipmappedArrayGetMemoryRequirements, which answer only for a
 // twin made with cudaArrayDeferredMapping, one that takes no memory), the device's free memory each
 // creation took, and a dump while they live and one after they are gone, for check.py.
-#include <cuda_runtime.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-extern "C" int vramtrace_dump(char *path, size_t len) __attribute__((weak));
-
-#define CHECK(x)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (x);                                                \
-        if (e_ != cudaSuccess) {                                             \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));         \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#include "gpu_check.h"
 
 static void dump(const char *tag)
 {

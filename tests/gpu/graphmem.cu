@@ -4,20 +4,7 @@
 // stream capture of a 32 MiB cudaMallocAsync kept and a 16 MiB one freed inside it, launched, then
 // freed; then the same through the generic node call, with a child graph moved into its parent. A dump
 // after each step, and the driver's own graph-memory figures printed as JSON lines for check.py.
-#include <cuda_runtime.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-extern "C" int vramtrace_dump(char *path, size_t len) __attribute__((weak));
-
-#define CHECK(x)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (x);                                                \
-        if (e_ != cudaSuccess) {                                             \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));         \
-            exit(1);                                                         \
-        }                                                                    \
-    } while (0)
+#include "gpu_check.h"
 
 static void step(const char *tag, int dev)
 {
