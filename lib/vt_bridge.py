@@ -250,8 +250,8 @@ def _jax(out, stacks):
         out.append("allocator jax %d bfc %s %s" % (ordinal[str(d)], _num(st.get("bytes_in_use")), _num(pool)))
         n += 1
     # Its live buffers by the Python line that made them: JAX's own device memory profile (a pprof, a
-    # sample per stack), gzipped; zlib only if the program has it loaded (JAX loads it).
-    profiler, zlib, held = getattr(jax, "profiler", None), sys.modules.get("zlib"), 0
+    # sample per stack), gzipped; both modules only as the program loaded them (`import jax` does).
+    profiler, zlib, held = sys.modules.get("jax.profiler"), sys.modules.get("zlib"), 0
     if n and profiler is not None and zlib is not None and hasattr(profiler, "device_memory_profile"):
         for values, labels, frames in _pprof_samples(zlib.decompress(profiler.device_memory_profile(), 47)):
             count, nbytes = values.get("allocations", 0), values.get("space", 0)
