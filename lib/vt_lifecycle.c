@@ -18,6 +18,7 @@
 #include "vt_selfcost.h"
 #include "vt_lock.h"
 #include "vt_log.h"
+#include "vt_nvtx.h"
 #include "vt_pycapture.h"
 #include "vt_pystack.h"
 #include "vt_real.h"
@@ -89,6 +90,7 @@ static void vt_atfork_child(void)
     vt_dumper_atfork_child();
     vt_selfcost_atfork_child();
     vt_graph_atfork_child();
+    vt_nvtx_atfork_child();
     /* The child is quiet until it makes a CUDA call of its own (its signal handler, inherited, stays). */
     atomic_store(&vt_active, 0);
 }

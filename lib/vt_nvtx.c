@@ -16,6 +16,7 @@
 
 #include "vramtrace.h"
 #include "vt_blocks.h"
+#include "vt_nvtx.h"
 #include "vt_real.h"
 #include "vt_table.h"
 
@@ -54,6 +55,12 @@ static void vt_heap_keep(struct vt_heap *h, uintptr_t p)
         h->cap = nc;
     }
     h->regions[h->n++] = p;
+}
+
+void vt_nvtx_atfork_child(void)
+{
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&vt_heaps_lock, &mu, sizeof mu);
 }
 
 static int vt_heap_drop(struct vt_heap *h, uintptr_t p)
