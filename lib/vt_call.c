@@ -25,10 +25,12 @@ static void vt_self_start(struct vt_call *c)
     c->timed = vt_self_pick();
     if (c->timed)
         c->self_t = vt_now_ns();
+    vt_self_on = c->timed;
 }
 
 static void vt_self_ready(struct vt_call *c)
 {
+    vt_self_on = 0;
     if (c->timed)
         c->self_ns = vt_now_ns() - c->self_t;
 }

@@ -314,10 +314,11 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 (unsigned long long)*(const uint64_t *)((const char *)&s->c + counters[i].off));
     struct vt_selfcost self;
     vt_selfcost_read(&self);
-    vt_outf(f, "counter self_hook_samples %llu\ncounter self_hook_ns %llu\ncounter self_threads_ns %llu\n"
-               "counter process_cpu_ns %llu\n",
-            (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns,
-            (unsigned long long)self.threads_ns, (unsigned long long)self.process_ns);
+    vt_outf(f, "counter self_hook_samples %llu\ncounter self_hook_ns %llu\ncounter self_py_ns %llu\n"
+               "counter self_native_ns %llu\ncounter self_threads_ns %llu\ncounter process_cpu_ns %llu\n",
+            (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns, (unsigned long long)self.py_ns,
+            (unsigned long long)self.native_ns, (unsigned long long)self.threads_ns,
+            (unsigned long long)self.process_ns);
     for (int a = 0; a < VT_FN_COUNT; a++) {
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)

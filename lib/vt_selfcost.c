@@ -10,8 +10,10 @@
 #include "vt_table.h"
 
 __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
+__thread int vt_self_on __attribute__((tls_model("initial-exec")));
 
-static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ns[VT_STRIPES];
+static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ns[VT_STRIPES], vt_self_py[VT_STRIPES],
+    vt_self_native[VT_STRIPES];
 
 #define VT_SELF_THREADS 16
 static pthread_mutex_t vt_reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -56,6 +58,12 @@ void vt_self_add(uint64_t ns)
     vt_stripe_add(vt_self_ns, ns, __ATOMIC_RELAXED);
 }
 
+void vt_self_part(enum vt_self_part part, uint64_t ns)
+{
+    uint64_t read = vt_self_read_cost();
+    vt_stripe_add(part == VT_SELF_PY ? vt_self_py : vt_self_native, ns > read ? ns - read : 0, __ATOMIC_RELAXED);
+}
+
 int vt_self_thread_begin(void)
 {
     clockid_t c;
@@ -88,6 +96,8 @@ void vt_selfcost_read(struct vt_selfcost *out)
 {
     out->hook_samples = vt_stripe_sum(vt_self_samples, __ATOMIC_RELAXED);
     out->hook_ns = vt_stripe_sum(vt_self_ns, __ATOMIC_RELAXED) * VT_SELF_EVERY;
+    out->py_ns = vt_stripe_sum(vt_self_py, __ATOMIC_RELAXED) * VT_SELF_EVERY;
+    out->native_ns = vt_stripe_sum(vt_self_native, __ATOMIC_RELAXED) * VT_SELF_EVERY;
     pthread_mutex_lock(&vt_reg_lock);
     out->threads_ns = vt_threads_done_ns;
     for (int i = 0; i < VT_SELF_THREADS; i++)
@@ -106,5 +116,5 @@ void vt_selfcost_atfork_child(void)
         vt_reg[i].used = 0;
     vt_threads_done_ns = 0;
     for (int i = 0; i < VT_STRIPES; i++)
-        vt_self_samples[i].v = vt_self_ns[i].v = 0;
+        vt_self_samples[i].v = vt_self_ns[i].v = vt_self_py[i].v = vt_self_native[i].v = 0;
 }

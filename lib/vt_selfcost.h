@@ -12,6 +12,8 @@
 struct vt_selfcost {
     uint64_t hook_samples;  /* hook calls timed */
     uint64_t hook_ns;       /* estimated time in hooks: the timed calls' time x VT_SELF_EVERY */
+    uint64_t py_ns;         /* of which reading Python frames (the same estimate) */
+    uint64_t native_ns;     /* of which unwinding and interning native frames */
     uint64_t threads_ns;    /* CPU time of vramtrace's own threads, finished and running */
     uint64_t process_ns;    /* CPU time of the whole process */
 };
@@ -28,6 +30,12 @@ static inline int vt_self_pick(void)
 
 /* ns: a timed call's time in the hook, outside the real call (read with vt_now_ns). */
 void vt_self_add(uint64_t ns);
+
+/* Set while a timed call takes its stack, so that the capture times its own parts. */
+extern __thread int vt_self_on __attribute__((tls_model("initial-exec")));
+enum vt_self_part { VT_SELF_PY, VT_SELF_NATIVE };
+/* ns: one part of a timed call's stack capture (one clock read in it, as vt_self_add's spans). */
+void vt_self_part(enum vt_self_part part, uint64_t ns);
 
 /* For vt_thread.c: a thread of ours begins and ends (under the registry's lock, with its CPU clock). */
 int vt_self_thread_begin(void);

@@ -22,8 +22,10 @@
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_pycapture.h"
+#include "vt_selfcost.h"
 #include "vt_stack.h"
 #include "vt_stripe.h"
+#include "vt_table.h"
 
 __thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
 
@@ -138,7 +140,12 @@ uint32_t vt_stack_capture(void)
      * library that allocated, and its caller), so unwinding stops there. The deep C++ below an operator
      * costs the most to unwind and tells the least once the Python line is known (memray keeps no
      * native frames at all unless asked). */
+    int timed = vt_self_on;
+    uint64_t t0 = timed ? vt_now_ns() : 0;
     uint32_t py = vt_pycapture();
+    uint64_t t1 = timed ? vt_now_ns() : 0;
+    if (timed)
+        vt_self_part(VT_SELF_PY, t1 - t0);
     int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
     void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + 1];
     int got = 0, skip = 0;
@@ -171,10 +178,14 @@ uint32_t vt_stack_capture(void)
         n = depth;
     if (n < 0)
         n = 0;
-    if (!n && !py)
-        return 0;
-    raw[skip + n] = (void *)(uintptr_t)py;
-    return vt_stack_intern((const uintptr_t *)(raw + skip), (uint32_t)n);
+    uint32_t id = 0;
+    if (n || py) {
+        raw[skip + n] = (void *)(uintptr_t)py;
+        id = vt_stack_intern((const uintptr_t *)(raw + skip), (uint32_t)n);
+    }
+    if (timed)
+        vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
+    return id;
 }
 
 const struct vt_stack *vt_stack_all(uint32_t *count)

@@ -326,3 +326,14 @@ int count_lines(const char *text, const char *prefix)
     }
     return n;
 }
+
+uint64_t json_num(const char *text, const char *anchor, const char *key)
+{
+    const char *p = anchor ? strstr(text, anchor) : text;
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    p = p ? strstr(p, k) : NULL;
+    if (!p || !strncmp(p + strlen(k), "null", 4))
+        return UINT64_MAX;
+    return strtoull(p + strlen(k), NULL, 10);
+}

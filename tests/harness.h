@@ -51,4 +51,7 @@ char *read_text(const char *path);
 /* How many lines of text start with prefix. */
 int count_lines(const char *text, const char *prefix);
 
+/* The number after "key": following anchor in a JSON text (UINT64_MAX when absent or null). */
+uint64_t json_num(const char *text, const char *anchor, const char *key);
+
 #endif

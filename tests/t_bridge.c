@@ -32,18 +32,6 @@ static void cmd(struct run *r, const char *a0, const char *a1, const char *a2, c
     run_prog(r, "../vramtrace", args, NULL, 0);
 }
 
-/* The number after "key": following anchor in a JSON text (UINT64_MAX when absent or null). */
-static uint64_t json_num(const char *text, const char *anchor, const char *key)
-{
-    const char *p = anchor ? strstr(text, anchor) : text;
-    char k[64];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    p = p ? strstr(p, k) : NULL;
-    if (!p || !strncmp(p + strlen(k), "null", 4))
-        return UINT64_MAX;
-    return strtoull(p + strlen(k), NULL, 10);
-}
-
 /* The four figures the program printed for a dump: allocated, reserved, releasable, fragmented. */
 struct figures {
     char path[700];

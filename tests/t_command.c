@@ -45,6 +45,8 @@ static void test_report(const struct run *grow)
     ok(!strstr(r.out, "__libc_start_main") && !strstr(r.out, "_start+"), "report: start-up frames folded away");
     const char *self = strstr(r.out, "\n  vramtrace     ~");
     ok(self && strstr(self, "s of the process's") && strstr(self, "ns a call"), "report: what vramtrace cost the process");
+    ok(self && strstr(self, "of that reading Python frames ~") && strstr(self, "native frames ~"),
+       "report: the hooks' time split into Python and native frames");
     run_free(&r);
 
     cmd(&r, "report", p3, "--json", NULL, NULL);
@@ -59,6 +61,10 @@ static void test_report(const struct run *grow)
        "report --json: the leak site's count and bytes");
     ok(!strstr(r.out, "\"leaks\""), "report --json: no leaks key for a dump that is not an exit dump");
     ok(strstr(r.out, "\"self_cost\":{\"hook_ns\":") != NULL, "report --json: what vramtrace cost the process");
+    uint64_t hook = json_num(r.out, "\"self_cost\":", "hook_ns"), native = json_num(r.out, "\"self_cost\":", "native_ns");
+    ok(strstr(r.out, "\"python_ns\":0,") && native != UINT64_MAX && native <= hook,
+       "report --json: python_ns 0 for a program without Python, native_ns within hook_ns (%llu of %llu)",
+       (unsigned long long)native, (unsigned long long)hook);
     run_free(&r);
 
     cmd(&r, "report", p3, "--folded", NULL, NULL);

@@ -303,6 +303,29 @@ static void test_shapes(void)
     each_python(check_shapes);
 }
 
+/* The library's own count of what its hooks spent reading Python frames and unwinding native ones. */
+static void test_self_parts(void)
+{
+    struct run r, c;
+    char p[700];
+    run_py(&r, SYSTEM_PYTHON, "many", NULL);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p), "1,000 Python allocations, one dump")) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    const char *args[] = {"report", p, "--json", NULL};
+    run_prog(&c, "../vramtrace", args, NULL, 0);
+    uint64_t hook = json_num(c.out, "\"self_cost\":", "hook_ns"), py = json_num(c.out, "\"self_cost\":", "python_ns"),
+             native = json_num(c.out, "\"self_cost\":", "native_ns");
+    ok(c.status == 0 && hook != UINT64_MAX && py != UINT64_MAX && native != UINT64_MAX && py > 0 && native > 0 &&
+           py + native <= hook,
+       "self cost: Python frames %llu ns and native frames %llu ns, both read, within the hooks' %llu ns",
+       (unsigned long long)py, (unsigned long long)native, (unsigned long long)hook);
+    run_free(&c);
+    run_free(&r);
+}
+
 static void test_diff_trend(void)
 {
     struct run r, c;
@@ -576,6 +599,7 @@ int main(void)
     test_versions();
     test_diff_trend();
     test_shapes();
+    test_self_parts();
     check_gil("gil", 0);
     check_gil("gilwalk", 1);
     test_walk_faults();

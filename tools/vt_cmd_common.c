@@ -37,16 +37,27 @@ void vt_self_cost_text(const struct vt_self_cost *v, const char *when)
         printf(" (~%.2f %%)", 100.0 * (double)ours / (double)v->process_ns);
     printf(": hooks ~%.3f s", (double)v->hook_ns / 1e9);
     if (v->calls)
-        printf(" (%.0f ns a call, %llu calls)", (double)v->hook_ns / (double)v->calls, (unsigned long long)v->calls);
+        printf(" (%.0f ns a call, %llu calls", (double)v->hook_ns / (double)v->calls, (unsigned long long)v->calls);
+    if (v->has_parts)
+        printf("%sof that reading Python frames ~%.3f s, native frames ~%.3f s", v->calls ? "; " : " (",
+               (double)v->py_ns / 1e9, (double)v->native_ns / 1e9);
+    if (v->calls || v->has_parts)
+        putchar(')');
     printf(", its own threads %.3f s\n", (double)v->threads_ns / 1e9);
 }
 
 void vt_self_cost_json(FILE *f, const struct vt_self_cost *v)
 {
-    if (v->has)
-        fprintf(f, "{\"hook_ns\":%llu,\"threads_ns\":%llu,\"process_cpu_ns\":%llu,\"calls\":%llu}",
-                (unsigned long long)v->hook_ns, (unsigned long long)v->threads_ns, (unsigned long long)v->process_ns,
-                (unsigned long long)v->calls);
-    else
+    if (!v->has) {
         fputs("null", f);
+        return;
+    }
+    fprintf(f, "{\"hook_ns\":%llu,\"threads_ns\":%llu,\"process_cpu_ns\":%llu,\"calls\":%llu,",
+            (unsigned long long)v->hook_ns, (unsigned long long)v->threads_ns, (unsigned long long)v->process_ns,
+            (unsigned long long)v->calls);
+    if (v->has_parts)
+        fprintf(f, "\"python_ns\":%llu,\"native_ns\":%llu}", (unsigned long long)v->py_ns,
+                (unsigned long long)v->native_ns);
+    else
+        fputs("\"python_ns\":null,\"native_ns\":null}", f);
 }

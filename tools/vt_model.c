@@ -526,12 +526,17 @@ static void vt_libraries(struct vt_model *m)
 static struct vt_self_cost vt_self_cost(const struct vt_dumpfile *d)
 {
     struct vt_self_cost v = {0};
-    for (size_t i = 0; i < d->ncounters; i++)
+    for (size_t i = 0; i < d->ncounters; i++) {
         if (!strcmp(d->counters[i].name, "self_hook_ns"))
             v.has = 1;
+        if (!strcmp(d->counters[i].name, "self_native_ns"))
+            v.has_parts = 1;
+    }
     if (!v.has)
         return v;
     v.hook_ns = vt_df_counter(d, "self_hook_ns");
+    v.py_ns = vt_df_counter(d, "self_py_ns");
+    v.native_ns = vt_df_counter(d, "self_native_ns");
     v.threads_ns = vt_df_counter(d, "self_threads_ns");
     v.process_ns = vt_df_counter(d, "process_cpu_ns");
     for (size_t i = 0; i < d->napis; i++)
@@ -546,7 +551,12 @@ struct vt_self_cost vt_self_cost_between(const struct vt_self_cost *old, const s
         new->threads_ns < old->threads_ns || new->calls < old->calls)
         return v;
     v = (struct vt_self_cost){1, new->hook_ns - old->hook_ns, new->threads_ns - old->threads_ns,
-                              new->process_ns - old->process_ns, new->calls - old->calls};
+                              new->process_ns - old->process_ns, new->calls - old->calls, 0, 0, 0};
+    if (old->has_parts && new->has_parts && new->py_ns >= old->py_ns && new->native_ns >= old->native_ns) {
+        v.has_parts = 1;
+        v.py_ns = new->py_ns - old->py_ns;
+        v.native_ns = new->native_ns - old->native_ns;
+    }
     return v;
 }
 

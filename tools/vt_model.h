@@ -76,6 +76,8 @@ struct vt_dev {
 struct vt_self_cost {
     int has;
     uint64_t hook_ns, threads_ns, process_ns, calls;
+    int has_parts;               /* the hooks' time split (dumps from this version on) */
+    uint64_t py_ns, native_ns;   /* of hook_ns: reading Python frames, unwinding native ones */
 };
 
 /* new - old, for two dumps of one process (has = 0 unless both have the counters and new is later). */

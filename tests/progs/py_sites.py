@@ -10,6 +10,7 @@
 #        gilwalk: one allocation holding the GIL first (vramtrace checks its frame walk on it), then gil
 #        shapes: allocations from a generator, a coroutine, deep recursion, a thread that exits, an
 #               except block, a comprehension, a lambda, a decorator's wrapper, a class body, one dump
+#        many:  1,000 allocations and frees through Server.churn (GIL released), one dump
 import ctypes
 import os
 import sys
@@ -43,6 +44,12 @@ def load_weights():
 class Server:
     def handle(self):
         p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), 2 << 20); site(2 << 20, p)
+
+    def churn(self, n):
+        p = ctypes.c_void_p()
+        for _ in range(n):
+            released.cudaMalloc(ctypes.byref(p), 4096)
+            released.cudaFree(p)
 
 
 def worker():
@@ -165,6 +172,9 @@ if mode in ("gil", "gilwalk"):
     dump()
 if mode == "shapes":
     shapes()
+    dump()
+if mode == "many":
+    Server().churn(1000)
     dump()
 if mode == "fork":
     pid = os.fork()
