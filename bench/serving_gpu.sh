@@ -42,8 +42,10 @@ for conf in ${SELF_CONFS:-defaults python_off:VRAMTRACE_PYTHON=0}; do
     "$B/vramtrace" diff --json "$1" "$2" | python3 -c '
 import json, sys
 c = json.load(sys.stdin)["self_cost"]; t = int(sys.argv[2])
-print("%s: library %.1f us a token (hooks %.1f, threads %.1f) of the process CPU %.1f us a token: %.2f %%; %d hook calls a token" % (
-    sys.argv[1], (c["hook_ns"] + c["threads_ns"]) / t / 1e3, c["hook_ns"] / t / 1e3, c["threads_ns"] / t / 1e3,
+print("%s: library %.1f us a token (hooks %.1f: Python frames %s, native frames %s; threads %.1f) of the process CPU %.1f us a token: %.2f %%; %d hook calls a token" % (
+    sys.argv[1], (c["hook_ns"] + c["threads_ns"]) / t / 1e3, c["hook_ns"] / t / 1e3,
+    "-" if c.get("python_ns") is None else "%.1f" % (c["python_ns"] / t / 1e3),
+    "-" if c.get("native_ns") is None else "%.1f" % (c["native_ns"] / t / 1e3), c["threads_ns"] / t / 1e3,
     c["process_cpu_ns"] / t / 1e3, 100.0 * (c["hook_ns"] + c["threads_ns"]) / c["process_cpu_ns"], c["calls"] / t))' \
       "${conf%%:*}" "$tokens"
   else
