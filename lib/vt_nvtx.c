@@ -82,11 +82,13 @@ static void vt_heaps_forget(uintptr_t p)
     vt_heap_drop(&vt_process_wide, p);
 }
 
-static void vt_heap_reset_locked(struct vt_heap *h)
+/* Gives back regions taken out of a heap; called with no lock of ours held, since a block's bookkeeping
+ * takes the table's locks (and a block's, a stack). */
+static void vt_regions_free(uintptr_t *regions, size_t n)
 {
-    for (size_t i = 0; i < h->n; i++)
-        vramtrace_block_free((const void *)h->regions[i]);
-    h->n = 0;
+    for (size_t i = 0; i < n; i++)
+        vramtrace_block_free((const void *)regions[i]);
+    free(regions);
 }
 
 static int vt_device_of(const void *ptr)
@@ -125,11 +127,18 @@ static nvtxMemHeapHandle_t vt_heap_register(nvtxDomainHandle_t domain, const nvt
 static void vt_heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
 {
     (void)domain;
+    uintptr_t *regions = NULL;
+    size_t n = 0;
     pthread_mutex_lock(&vt_heaps_lock);
     struct vt_heap *h = vt_heap_of(heap);
-    if (h)
-        vt_heap_reset_locked(h);
+    if (h) {
+        regions = h->regions;
+        n = h->n;
+        h->regions = NULL;
+        h->n = h->cap = 0;
+    }
     pthread_mutex_unlock(&vt_heaps_lock);
+    vt_regions_free(regions, n);
 }
 
 static void vt_heap_unregister(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
@@ -138,15 +147,16 @@ static void vt_heap_unregister(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t he
     pthread_mutex_lock(&vt_heaps_lock);
     struct vt_heap *h = heap == NVTX_MEM_HEAP_HANDLE_PROCESS_WIDE ? NULL : vt_heap_of(heap);
     if (h) {
-        vt_heap_reset_locked(h);
         struct vt_heap **p = &vt_heaps;
         while (*p != h)
             p = &(*p)->next;
         *p = h->next;
-        free(h->regions);
-        free(h);
     }
     pthread_mutex_unlock(&vt_heaps_lock);
+    if (h) {
+        vt_regions_free(h->regions, h->n);
+        free(h);
+    }
 }
 
 static const nvtxMemVirtualRangeDesc_t *vt_range_at(const void *elements, size_t size, size_t i)
@@ -161,14 +171,27 @@ static void vt_regions_register(nvtxDomainHandle_t domain, const nvtxMemRegionsR
         return;
     pthread_mutex_lock(&vt_heaps_lock);
     struct vt_heap *h = vt_heap_of(b->heap);
-    for (size_t i = 0; h && i < b->regionCount; i++) {
+    int device = h ? h->device : -1;
+    char name[sizeof h->name];
+    snprintf(name, sizeof name, "%s", h ? h->name : "");
+    pthread_mutex_unlock(&vt_heaps_lock);
+    if (!h)
+        return;
+    for (size_t i = 0; i < b->regionCount; i++) {
         const nvtxMemVirtualRangeDesc_t *r = vt_range_at(b->regionDescElements, b->regionDescElementSize, i);
         if (!r || !r->ptr)
             continue;
-        vramtrace_block_alloc(r->ptr, r->size, h->device >= 0 ? h->device : vt_device_of(r->ptr), h->name);
-        vt_heap_keep(h, (uintptr_t)r->ptr);
+        vramtrace_block_alloc(r->ptr, r->size, device >= 0 ? device : vt_device_of(r->ptr), name);
         if (b->regionHandleElementsOut)
             b->regionHandleElementsOut[i] = (nvtxMemRegionHandle_t)(uintptr_t)r->ptr;
+    }
+    /* The heap again: another thread may have unregistered it meanwhile. */
+    pthread_mutex_lock(&vt_heaps_lock);
+    h = vt_heap_of(b->heap);
+    for (size_t i = 0; h && i < b->regionCount; i++) {
+        const nvtxMemVirtualRangeDesc_t *r = vt_range_at(b->regionDescElements, b->regionDescElementSize, i);
+        if (r && r->ptr)
+            vt_heap_keep(h, (uintptr_t)r->ptr);
     }
     pthread_mutex_unlock(&vt_heaps_lock);
 }
@@ -189,22 +212,28 @@ static void vt_regions_resize(nvtxDomainHandle_t domain, const nvtxMemRegionsRes
     }
 }
 
+/* The pointer the i-th reference of an unregister batch names (0: none). */
+static uintptr_t vt_ref_ptr(const nvtxMemRegionsUnregisterBatch_t *b, size_t i)
+{
+    const nvtxMemRegionRef_t *ref = (const void *)((const char *)b->refElements + i * b->refElementSize);
+    return b->refType == NVTX_MEM_REGION_REF_TYPE_POINTER  ? (uintptr_t)ref->pointer
+           : b->refType == NVTX_MEM_REGION_REF_TYPE_HANDLE ? (uintptr_t)ref->handle
+                                                           : 0;
+}
+
 static void vt_regions_unregister(nvtxDomainHandle_t domain, const nvtxMemRegionsUnregisterBatch_t *b)
 {
     (void)domain;
     if (!b || !b->refElements || b->refElementSize < sizeof(nvtxMemRegionRef_t))
         return;
+    /* The blocks with no lock of ours held, then the heaps' lists under it. */
+    for (size_t i = 0; i < b->refCount; i++)
+        if (vt_ref_ptr(b, i))
+            vramtrace_block_free((const void *)vt_ref_ptr(b, i));
     pthread_mutex_lock(&vt_heaps_lock);
-    for (size_t i = 0; i < b->refCount; i++) {
-        const nvtxMemRegionRef_t *ref = (const void *)((const char *)b->refElements + i * b->refElementSize);
-        uintptr_t p = b->refType == NVTX_MEM_REGION_REF_TYPE_POINTER  ? (uintptr_t)ref->pointer
-                      : b->refType == NVTX_MEM_REGION_REF_TYPE_HANDLE ? (uintptr_t)ref->handle
-                                                                      : 0;
-        if (!p)
-            continue;
-        vramtrace_block_free((const void *)p);
-        vt_heaps_forget(p);
-    }
+    for (size_t i = 0; i < b->refCount; i++)
+        if (vt_ref_ptr(b, i))
+            vt_heaps_forget(vt_ref_ptr(b, i));
     pthread_mutex_unlock(&vt_heaps_lock);
 }
 
