@@ -17,11 +17,14 @@ if [ "$ALLOC" = async ]; then
   set -- bare defaults python_off:VRAMTRACE_PYTHON=0
 else
   unset PYTORCH_CUDA_ALLOC_CONF
-  # defaults: torch's history still off (armed by the first dump); dumped: after one dump, history on;
+  # defaults: torch's history still off (armed by the first dump); dumped: after one dump, history on
+  # 5 % of each second (sampled); dumped_full: on for good after it; dumped_off: never on;
   # bare_torch_history: no vramtrace, torch's own _record_memory_history() (the anchor).
-  set -- bare defaults dumped:+dump python_off:VRAMTRACE_PYTHON=0 history_always:VRAMTRACE_TORCH_HISTORY=always \
-    bare_torch_history:BENCH_TORCH_HISTORY=1
+  set -- bare defaults dumped:+dump dumped_full:+dump,VRAMTRACE_TORCH_SAMPLE=100 \
+    dumped_off:+dump,VRAMTRACE_TORCH_HISTORY=off python_off:VRAMTRACE_PYTHON=0 bare_torch_history:BENCH_TORCH_HISTORY=1
 fi
+# CONFS="bare NAME:ITEM,..." runs those configurations instead (bench/pingpong.py's words).
+[ -n "${CONFS:-}" ] && set -- $CONFS
 echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPUS:"
 [ "$CYCLES" = 0 ] || python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$B/libvramtrace.so" "$@" -- \
   python3 bench/gpt2_decode.py 1 3 | tee /tmp/serving_$ALLOC.txt

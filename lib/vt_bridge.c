@@ -4,9 +4,7 @@
  * then later dumps skip the bridge ("busy") instead of piling up threads. A thread that already
  * holds the GIL (vramtrace_dump() called through a GIL-holding binding) collects inline. No GIL is
  * ever taken at exit or while the interpreter finalizes.
- *
- * Torch's block history is switched on from the main thread through a pending call, scheduled by the
- * dumper thread after an allocation told it CUDA memory is in use: never from inside an allocation. */
+ * Torch's block history is switched on and off elsewhere (vt_history.c). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,17 +15,11 @@
 #include "vt_bridge.h"
 #include "vt_config.h"
 #include "vt_dumper.h"
+#include "vt_history.h"
 #include "vt_python.h"
 #include "vt_settings.h"
 #include "vt_table.h"
 #include "vt_thread.h"
-
-/* IDLE: not to be asked before the first dump (VRAMTRACE_TORCH_HISTORY=dump). */
-enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE, VT_HIST_IDLE };
-atomic_int vt_bridge_history_state;
-static uint64_t vt_hist_retry_ns;  /* VT_HIST_WAIT: when to ask again */
-static char vt_hist_result[160];   /* what the last attempt said, for the dumps */
-static pthread_mutex_t vt_hist_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct vt_job {
     int got_gil, done, abandoned;
@@ -46,7 +38,6 @@ void vt_bridge_atfork_child(void)
 {
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&vt_br_mu, &mu, sizeof mu);
-    memcpy(&vt_hist_mu, &mu, sizeof mu);
     vt_cond_init_monotonic(&vt_br_cv);
     vt_br_busy = 0;
 }
@@ -54,14 +45,6 @@ void vt_bridge_atfork_child(void)
 void vt_bridge_init(void)
 {
     vt_cond_init_monotonic(&vt_br_cv);
-    int off = vt_cfg.torch_history == VT_HISTORY_OFF || vt_cfg.bridge_timeout <= 0;
-    int later = vt_cfg.torch_history == VT_HISTORY_DUMP;
-    atomic_store(&vt_bridge_history_state, off ? VT_HIST_DONE : later ? VT_HIST_IDLE : VT_HIST_ASK);
-    snprintf(vt_hist_result, sizeof vt_hist_result, "%s",
-             vt_cfg.torch_history == VT_HISTORY_OFF ? "off VRAMTRACE_TORCH_HISTORY=off"
-             : off                                  ? "off VRAMTRACE_BRIDGE_TIMEOUT=0"
-             : later ? "waiting switched on at this first dump, for the growth after it (VRAMTRACE_TORCH_HISTORY=dump)"
-                     : "waiting no CUDA allocation yet");
 }
 
 /* With the GIL held: collect() and its timing, then our own table, so that torch's snapshot and ours
@@ -167,16 +150,12 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
     struct vt_job local = {0}, *j = &local;
     const char *status;
     int keep = 1;
-    char hist[sizeof vt_hist_result];
-    pthread_mutex_lock(&vt_hist_mu);
-    memcpy(hist, vt_hist_result, sizeof hist);
-    pthread_mutex_unlock(&vt_hist_mu);
+    char hist[160];
+    vt_history_text(hist, sizeof hist);
     /* With VRAMTRACE_TORCH_HISTORY=dump, the first dump while the interpreter runs arms the history,
      * so that what grows after it has block stacks; until then torch pays nothing for it. */
-    int idle = VT_HIST_IDLE;
-    if (reason != VT_REASON_EXIT && vt_py_running() &&
-        atomic_compare_exchange_strong(&vt_bridge_history_state, &idle, VT_HIST_ASK))
-        vt_bridge_history_request();
+    if (reason != VT_REASON_EXIT)
+        vt_history_dump_seen();
     if (reason == VT_REASON_EXIT) {
         status = "skipped";
         snprintf(j->err, sizeof j->err, "exit dump: the interpreter is gone or going");
@@ -218,63 +197,4 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
             free(j);
     }
     return out;
-}
-
-/* ---- block history ---- */
-
-void vt_bridge_history_request(void)
-{
-    int want = VT_HIST_ASK;
-    if (atomic_compare_exchange_strong(&vt_bridge_history_state, &want, VT_HIST_ASKED) &&
-        vt_dumper_request_history() < 0)
-        atomic_store(&vt_bridge_history_state, VT_HIST_ASK); /* asked again at a later allocation */
-}
-
-/* On the main thread with the GIL, at a safe point of the interpreter. */
-static int vt_history_pending(void *arg)
-{
-    (void)arg;
-    char err[160];
-    char *r = vt_py_call("arm_history", err, sizeof err);
-    pthread_mutex_lock(&vt_hist_mu);
-    snprintf(vt_hist_result, sizeof vt_hist_result, "%s", r ? r : err);
-    int later = r && !strncmp(r, "later", 5);
-    if (later)
-        vt_hist_retry_ns = vt_now_ns() + 1000000000u;
-    pthread_mutex_unlock(&vt_hist_mu);
-    atomic_store(&vt_bridge_history_state, later ? VT_HIST_WAIT : VT_HIST_DONE);
-    free(r);
-    return 0;
-}
-
-void vt_bridge_history_work(void)
-{
-    if (atomic_load(&vt_bridge_history_state) != VT_HIST_ASKED)
-        return;
-    if (!vt_py_hosted()) {
-        atomic_store(&vt_bridge_history_state, VT_HIST_DONE);
-        return;
-    }
-    if (!vt_py_running() || vt_py_pending(vt_history_pending, NULL) != 0) {
-        pthread_mutex_lock(&vt_hist_mu);
-        vt_hist_retry_ns = vt_now_ns() + 1000000000u;
-        pthread_mutex_unlock(&vt_hist_mu);
-        atomic_store(&vt_bridge_history_state, VT_HIST_WAIT);
-    }
-}
-
-int vt_bridge_history_wait_ms(void)
-{
-    if (atomic_load(&vt_bridge_history_state) != VT_HIST_WAIT)
-        return -1;
-    pthread_mutex_lock(&vt_hist_mu);
-    uint64_t due = vt_hist_retry_ns, now = vt_now_ns();
-    pthread_mutex_unlock(&vt_hist_mu);
-    if (now >= due) {
-        /* Due: the next allocation asks again. */
-        int want = VT_HIST_WAIT;
-        atomic_compare_exchange_strong(&vt_bridge_history_state, &want, VT_HIST_ASK);
-        return -1;
-    }
-    return (int)((due - now) / 1000000u) + 1;
 }

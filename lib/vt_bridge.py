@@ -1,6 +1,7 @@
 # The Python half of libvramtrace.so's caching-allocator bridges: lib/vt_bridge.c compiles this file
 # into a private namespace of the program's own interpreter and calls it with the GIL held, collect()
-# from the dumper's helper thread at each dump, arm_history() as a pending call on the main thread.
+# from the dumper's helper thread at each dump, arm_history(), history_on() and history_off() as pending
+# calls on the main thread (lib/vt_history.c).
 # Both return text (dump records, docs/FORMAT.md) and never raise, print, import a module the program
 # has not imported itself, or initialise CUDA: they only read what the allocators already know.
 import sys
@@ -283,6 +284,10 @@ def collect():
     return "\n".join(out) + "\n"
 
 
+# Torch's block history as the library switches it on: the blocks' state and their Python stacks.
+_HISTORY = dict(enabled="state", context="alloc", stacks="python")
+
+
 def arm_history():
     # "on", "later ..." (ask again after the next allocation) or "off ..." (never again).
     global _warm
@@ -296,7 +301,7 @@ def arm_history():
         for s in torch.cuda.memory._snapshot()["segments"]:
             if any(b.get("frames") for b in s["blocks"]):
                 return "off already on: left as the program set it"
-        torch.cuda.memory._record_memory_history(enabled="state", context="alloc", stacks="python")
+        torch.cuda.memory._record_memory_history(**_HISTORY)
         # The next snapshot is the first with history on: the slow one (_torch), stale when it returns.
         _warm = False
         return "on"
@@ -305,3 +310,29 @@ def arm_history():
         return "later interrupted"
     except BaseException as e:
         return "off error %s: %s" % (_word(type(e).__name__), _text(e)[:300])
+
+
+def _history_switch(on):
+    # A window of the sampled history begins or ends: "on", "off", "later ..." or "stop ...".
+    try:
+        torch, why = _torch_cuda()
+        if torch is None:
+            return "stop " + why
+        if on:
+            torch.cuda.memory._record_memory_history(**_HISTORY)
+        else:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        return "on" if on else "off"
+    except KeyboardInterrupt:
+        _give_back_interrupt()
+        return "later interrupted"
+    except BaseException as e:
+        return "stop error %s: %s" % (_word(type(e).__name__), _text(e)[:300])
+
+
+def history_on():
+    return _history_switch(True)
+
+
+def history_off():
+    return _history_switch(False)

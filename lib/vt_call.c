@@ -2,10 +2,10 @@
  * which is how one cudaMalloc is recorded once, as api=cudaMalloc, with the user's stack. */
 #include <errno.h>
 
-#include "vt_bridge.h"
 #include "vt_call.h"
 #include "vt_devices.h"
 #include "vt_dumper.h"
+#include "vt_history.h"
 #include "vt_lifecycle.h"
 #include "vt_real.h"
 #include "vt_stack.h"
@@ -147,7 +147,7 @@ void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct
         a->api = (uint16_t)c->api;
         a->stack = c->stack;
         vt_table_add(a);
-        vt_bridge_saw_alloc();
+        vt_history_saw_alloc();
     } else {
         vt_count_failure(c->api);
         if (oom) {

@@ -34,6 +34,7 @@ static const struct {
     {"VRAMTRACE_PY_WAIT", offsetof(struct vt_config, py_wait), 1},
     {"VRAMTRACE_BRIDGE_TIMEOUT", offsetof(struct vt_config, bridge_timeout), 1},
     {"VRAMTRACE_TORCH_HISTORY", offsetof(struct vt_config, torch_history), 0},
+    {"VRAMTRACE_TORCH_SAMPLE", offsetof(struct vt_config, torch_sample), 0},
 };
 
 static void vt_store(size_t i, double v)

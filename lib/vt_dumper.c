@@ -15,6 +15,7 @@
 
 #include "vt_bridge.h"
 #include "vt_config.h"
+#include "vt_history.h"
 #include "vt_dumper.h"
 #include "vt_log.h"
 #include "vt_signal.h"
@@ -37,7 +38,7 @@ static struct vt_sync vt_exit_req;
 
 static sem_t vt_wake;
 static atomic_int vt_started; /* 0 not yet, 1 running, -1 could not start */
-static atomic_int vt_want_signal, vt_want_oom, vt_want_history;
+static atomic_int vt_want_signal, vt_want_oom;
 static atomic_int vt_exiting;   /* exit() began: no dump of the dumper's own may start (the driver is being
                                    torn down by the libraries' destructors) */
 static atomic_int vt_exit_taken; /* the exit dump was asked for: nothing may follow it */
@@ -85,8 +86,7 @@ int vt_dumper_request_history(void)
     if (atomic_load(&vt_started) != 1)
         return -1;
     int saved = errno;
-    atomic_store(&vt_want_history, 1);
-    sem_post(&vt_wake);
+    sem_post(&vt_wake); /* the dumper looks at the history's state at every pass */
     errno = saved;
     return 0;
 }
@@ -182,7 +182,7 @@ static void *vt_dumper_main(void *arg)
     uint64_t interval_ns = vt_cfg.interval > 0 ? (uint64_t)(vt_cfg.interval * 1e9) : 0;
     uint64_t next_interval = interval_ns ? vt_now_ns() + interval_ns : 0, oom_after = 0;
     for (;;) {
-        int hist_ms = vt_bridge_history_wait_ms();
+        int hist_ms = vt_history_wait_ms();
         uint64_t now = vt_now_ns();
         uint64_t due = vt_min_due(next_interval, hist_ms >= 0 ? now + (uint64_t)hist_ms * 1000000u : 0);
         if (atomic_load(&vt_want_oom))
@@ -206,8 +206,7 @@ static void *vt_dumper_main(void *arg)
             atomic_store(&vt_want_oom, 0);
             continue;
         }
-        if (atomic_exchange(&vt_want_history, 0))
-            vt_bridge_history_work();
+        vt_history_work(); /* a request, or a window of torch's history that ends or begins */
         now = vt_now_ns();
         if (atomic_load(&vt_want_oom) && now >= oom_after) {
             atomic_store(&vt_want_oom, 0);
@@ -396,7 +395,6 @@ void vt_dumper_atfork_child(void)
     atomic_store(&vt_started, 0);
     atomic_store(&vt_want_signal, 0);
     atomic_store(&vt_want_oom, 0);
-    atomic_store(&vt_want_history, 0);
     atomic_store(&vt_own_busy, 0);
     vt_sync_req = NULL;
     for (size_t i = 0; i < vt_nkept; i++)

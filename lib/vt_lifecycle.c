@@ -10,6 +10,7 @@
 #include "vramtrace.h"
 #include "vt_blocks.h"
 #include "vt_bridge.h"
+#include "vt_history.h"
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_dumper.h"
@@ -85,6 +86,7 @@ static void vt_atfork_child(void)
     vt_stack_atfork_child();
     vt_pycapture_atfork_child();
     vt_bridge_atfork_child();
+    vt_history_atfork_child();
     vt_blocks_atfork_child();
     vt_dump_atfork_child();
     vt_dumper_atfork_child();
@@ -102,6 +104,7 @@ __attribute__((constructor)) static void vt_init(void)
     vt_config_load();
     vt_dumper_init();
     vt_bridge_init();
+    vt_history_init();
     vt_pycapture_init();
     vt_dump_init();
     vt_stack_init();

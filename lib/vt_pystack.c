@@ -24,6 +24,7 @@
 #include "vt_log.h"
 #include "vt_pystack.h"
 #include "vt_python.h"
+#include "vt_tcache.h"
 
 struct vt_pycode {
     UT_hash_handle hh;
@@ -174,19 +175,13 @@ static const struct vt_pyframe *vt_pyframe_get_locked(const struct vt_pycode *co
     return f;
 }
 
-/* Each thread's Python stacks seen lately, by hash: found again with no lock (stacks never change or go
- * away once published). */
-#define VT_PYS_TCACHE 32
-static __thread struct vt_pys_tcache {
-    uint64_t h;
-    const struct vt_pystk *s;
-} vt_pys_tcache[VT_PYS_TCACHE] __attribute__((tls_model("initial-exec")));
-
 static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
 {
-    struct vt_pys_tcache *tc = &vt_pys_tcache[h % VT_PYS_TCACHE];
-    if (tc->s && tc->h == h && tc->s->n == (uint32_t)n && !memcmp(tc->s->key, key, 2 * (size_t)n * sizeof *key))
-        return tc->s->id;
+    /* A stack this thread met lately: no lock (stacks never change or go away once published). */
+    struct vt_tcache_slot *tc = vt_tcache_slot(VT_TCACHE_PYSTACKS, h);
+    const struct vt_pystk *seen = tc ? tc->item : NULL;
+    if (seen && tc->h == h && seen->n == (uint32_t)n && !memcmp(seen->key, key, 2 * (size_t)n * sizeof *key))
+        return seen->id;
     struct vt_pystk *s;
     unsigned hv = (unsigned)h;
     pthread_once(&vt_pys_once, vt_pys_init);
@@ -195,8 +190,8 @@ static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
     HASH_FIND_BYHASHVALUE(hh, vt_pys_shards[h >> 60].by_key, key, 2 * (size_t)n * sizeof *key, hv, s);
     uint32_t id = s ? s->id : 0;
     vt_mutex_unlock(lock);
-    if (id)
-        *tc = (struct vt_pys_tcache){h, s};
+    if (id && tc)
+        *tc = (struct vt_tcache_slot){h, s};
     return id;
 }
 

@@ -37,6 +37,9 @@ const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_TORCH_HISTORY", NULL, VT_SET_CHOICE, 0, 2, 0, "dump", NULL,
      "when to switch on torch's block history: at the first dump, once torch's allocator is up, or never",
      vt_history_words},
+    {"VRAMTRACE_TORCH_SAMPLE", NULL, VT_SET_INT, 1, 100, 0, "5", "percent",
+     "the share of each second torch's block history is on once the first dump switched it on (100: all the time)",
+     NULL},
 };
 const size_t vt_nsettings = sizeof vt_settings / sizeof vt_settings[0];
 

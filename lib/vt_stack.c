@@ -26,6 +26,7 @@
 #include "vt_stack.h"
 #include "vt_stripe.h"
 #include "vt_table.h"
+#include "vt_tcache.h"
 
 __thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
 
@@ -48,15 +49,6 @@ static uintptr_t vt_self_lo, vt_self_hi;
 static struct vt_stripe vt_unwinding[VT_STRIPES]; /* threads inside unw_backtrace */
 static atomic_int vt_forking;                      /* a fork is under way: no new unwinds */
 
-/* Each thread's stacks seen lately, by their key's hash: a stack met again is found with no lock
- * (interned stacks never change or go away), so threads allocating from the same call site do not
- * queue on its shard. */
-#define VT_TCACHE 32
-static __thread struct vt_tcache {
-    uint64_t h;
-    const struct vt_stack *s;
-} vt_tcache[VT_TCACHE] __attribute__((tls_model("initial-exec")));
-
 static uint64_t vt_key_hash(const uintptr_t *key, uint32_t n)
 {
     uint64_t h = n;
@@ -78,9 +70,12 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
 {
     size_t len = (n + 1) * sizeof(uintptr_t);
     uint64_t hk = vt_key_hash(key, n);
-    struct vt_tcache *tc = &vt_tcache[hk % VT_TCACHE];
-    if (tc->s && tc->h == hk && tc->s->n == n && !memcmp(tc->s->pc, key, len))
-        return tc->s->id;
+    /* A stack this thread met lately: no lock, so threads allocating from one call site do not queue on
+     * its shard. */
+    struct vt_tcache_slot *tc = vt_tcache_slot(VT_TCACHE_STACKS, hk);
+    const struct vt_stack *seen = tc ? tc->item : NULL;
+    if (seen && tc->h == hk && seen->n == n && !memcmp(seen->pc, key, len))
+        return seen->id;
     /* The shard: from the innermost return address and the depth, which differ between most stacks. */
     uint64_t h = ((uint64_t)key[0] ^ ((uint64_t)n << 48) ^ (n > 1 ? (uint64_t)key[1] << 7 : 0)) * 0x9e3779b97f4a7c15ull;
     struct vt_stack *s;
@@ -113,8 +108,8 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
     pthread_mutex_unlock(&sh->lock);
     if (!id)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
-    else
-        *tc = (struct vt_tcache){hk, s};
+    else if (tc)
+        *tc = (struct vt_tcache_slot){hk, s};
     return id;
 }
 

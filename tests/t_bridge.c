@@ -99,7 +99,7 @@ static void test_leak(void)
     run_free(&c);
 
     cmd(&c, "report", f2.path, NULL, NULL);
-    ok(strstr(c.out, "keep_request (torch_prog.py:") && strstr(c.out, "(no stack: allocated before torch's block history"),
+    ok(strstr(c.out, "keep_request (torch_prog.py:") && strstr(c.out, "(no stack: allocated while torch's block history was off)"),
        "report: block sites by Python frames (torch's own frames folded away)");
     ok(strstr(c.out, "caching allocators' segments") != NULL, "report: the segments listed apart");
     run_free(&c);
@@ -427,7 +427,8 @@ static void test_history_at_dump(void)
     struct run r, c;
     struct figures f1, f2, f3;
     char buf[512];
-    py(&r, "leak", NULL);
+    const char *whole[] = {"VRAMTRACE_TORCH_SAMPLE=100", NULL}; /* on for good once on: every block has a stack */
+    py(&r, "leak", whole);
     int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
               get_figures(&r, "third", &f3);
     if (!ok(ran, "history at the first dump: the program ran, three dumps")) {
@@ -454,6 +455,54 @@ static void test_history_at_dump(void)
     ok(first && strstr(first, "keep_request (torch_prog.py:") < strstr(first, "\"class\"") && strstr(first, delta) &&
            strstr(first, delta) < strstr(first, "},{") && strstr(c.out, "\"verdict\":\"leak-suspect\""),
        "diff: leak-suspect, the growth named by keep_request's Python line, delta = memory_allocated() growth");
+    run_free(&c);
+    run_free(&r);
+}
+
+static size_t count_of(const char *s, const char *what)
+{
+    size_t n = 0;
+    for (; (s = strstr(s, what)); s += strlen(what))
+        n++;
+    return n;
+}
+
+/* From the first dump on, the history is on VRAMTRACE_TORCH_SAMPLE percent of each second: a site that
+ * keeps allocating is caught in the windows, and the blocks made outside them are said apart. */
+static void test_history_sampled(void)
+{
+    struct run r, c;
+    struct figures f1, f2;
+    char buf[512];
+    const char *env[] = {"VRAMTRACE_TORCH_SAMPLE=20", NULL};
+    py(&r, "sampled", env);
+    if (!ok(r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2),
+            "sampled history: the program ran, two dumps")) {
+        diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
+        run_free(&r);
+        return;
+    }
+    size_t on = count_of(r.out, "('state', 'alloc', 'python')"), off = count_of(r.out, "(None, ");
+    ok(on >= 2 && on <= 5 && (off == on || off == on - 1),
+       "3 s at 20 %% of each second: switched on %zu times (a window a second), off between them (%zu)", on, off);
+    ok(record(&r, f2.path, "history torch sampled on 20 % of each second from the first dump on", buf, sizeof buf) != NULL,
+       "the dump says the history is sampled, and how much");
+    cmd(&c, "report", f2.path, "--json", NULL);
+    const char *torch = "\"allocators\":[{\"name\":\"torch\"";
+    uint64_t without = json_num(c.out, torch, "blocks_without_stack"), blocks = json_num(c.out, torch, "blocks");
+    /* ~300 requests, a fifth of them in windows: a third of the blocks is already a wide margin. */
+    ok(without != UINT64_MAX && blocks != UINT64_MAX && without > 150 && blocks - without >= 20 &&
+           blocks - without < blocks / 2,
+       "some blocks carry stacks, most do not (%llu of %llu without)", (unsigned long long)without,
+       (unsigned long long)blocks);
+    run_free(&c);
+    cmd(&c, "diff", f1.path, f2.path, NULL);
+    const char *v = strstr(c.out, "verdict: leak-suspect");
+    ok(v && strstr(v, "most at keep_request (torch_prog.py:") && strstr(v, "more in blocks with no stack (torch's block "
+                                                                              "history is on only part of the time, sampled"),
+       "diff: leak-suspect named by the sampled site, not by the blocks without stacks; the rest said apart");
+    if (!v)
+        diag("%s", c.out);
     run_free(&c);
     run_free(&r);
 }
@@ -539,6 +588,7 @@ int main(void)
     test_cupy();
     test_jax();
     test_history_at_dump();
+    test_history_sampled();
     test_cache();
     test_timeout();
     test_raise();

@@ -133,9 +133,11 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
     }
     qsort(ch, nc, sizeof *ch, vt_change_cmp);
 
-    /* The leak suspect: the allocated site that grew most, not in flight. Allocated memory that grew
-     * with no allocated site to show for it (an allocator that reports its total but not its blocks,
-     * CuPy's pool) is still a suspect: named then by the segments that grew most. */
+    /* The leak suspect: the allocated site that grew most, not in flight; one with a stack before blocks
+     * the allocator recorded none for (torch's history off, or sampled: vt_history.c), whose growth is
+     * said apart. Allocated memory that grew with no allocated site to show for it (an allocator that
+     * reports its total but not its blocks, CuPy's pool) is still a suspect: named then by the segments
+     * that grew most. */
     const struct vt_change *top = NULL, *seg_top = NULL;
     int64_t flight = 0; /* allocated growth in flight at the newer dump */
     for (size_t i = 0; i < nc; i++) {
@@ -144,12 +146,18 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
         if (vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
             if (vt_in_flight(&ch[i]))
                 flight += ch[i].delta_bytes;
-            else if (!top)
+            else if (!top || (vt_any(top)->unstacked && !vt_any(&ch[i])->unstacked))
                 top = &ch[i];
         } else if (vt_any(&ch[i])->role == VT_ROLE_SEGMENT && !seg_top) {
             seg_top = &ch[i];
         }
     }
+    /* Growth in blocks with no stack, when a site with one leads: said apart, as what the sample missed. */
+    int64_t unstacked = 0;
+    for (size_t i = 0; top && !vt_any(top)->unstacked && i < nc; i++)
+        if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED && vt_any(&ch[i])->unstacked &&
+            !vt_in_flight(&ch[i]))
+            unstacked += ch[i].delta_bytes;
     int by_segments = !top && seg_top;
     if (by_segments)
         top = seg_top;
@@ -261,6 +269,13 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
             else
                 printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site",
                        c, (long long)top->delta_count);
+            if (unstacked > 0 && !by_segments) {
+                vt_human_delta(unstacked, c, sizeof c);
+                printf("; %s more in blocks with no stack (%s)", c,
+                       !strcmp(m[1].d->python.history, "sampled")
+                           ? "torch's block history is on only part of the time, sampled: the site above is what it caught"
+                           : "made while torch's block history was off");
+            }
         }
         if (!strcmp(verdict, "cache-growth")) {
             printf("; memory handed to the program did not grow: this is cache, not a leak");

@@ -176,7 +176,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
 {
     const struct vt_df_pystack *st = pystack ? vt_df_pystack(m->d, pystack) : NULL;
     if (!st) {
-        if (!(out[0] = strdup("(no stack: allocated before torch's block history was on)")))
+        if (!(out[0] = strdup("(no stack: allocated while torch's block history was off)")))
             return -1;
         *n = 1;
         return 0;
@@ -381,6 +381,7 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
                  : native_block && pool_at < n                    ? pool_at
                                                                    : 0;
     s->in_flight = vt_running_holds(m->d, python ? stack : st ? st->pystack : 0);
+    s->unstacked = python && !stack;
     const char *lib = vt_library_of(m, st);
     snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
     if (n && !(s->frames = malloc(n * sizeof *s->frames)))

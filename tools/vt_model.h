@@ -47,6 +47,7 @@ struct vt_site {
      * (vt_model.c, vt_running_holds): up to that many of its entries are in flight, a request's
      * temporaries rather than memory kept. 0 without Python frames. */
     uint32_t in_flight;
+    int unstacked;    /* an allocator's blocks it recorded no stack for (torch's history was off then) */
 };
 
 struct vt_dev {

@@ -406,6 +406,33 @@ def check_requests(name, out, framework, mode):
               f"reserved {d['reserved_delta']:+d}; {verdict_line!r}")
 
 
+# ---- 2d: a native pool's blocks, declared segments and NVTX heaps (issue 15) ----
+def check_pools(name, folder):
+    for mode in ("idle", "idle-declare", "leak", "idle-nvtx", "leak-nvtx"):
+        text = open(f"{folder}/{mode}.txt").read()
+        dumps = dict(re.findall(r"^dump (first|second) (\S+)$", text, re.M))
+        own = re.search(r"^segments (\d+) bytes (\d+) live_blocks (\d+) live_bytes (\d+)$", text, re.M)
+        if len(dumps) != 2 or not own:
+            check(f"{name} {mode} ran", False, f"see {folder}/{mode}.txt: {text[-300:]!r}")
+            continue
+        segs, live = int(own.group(1)), int(own.group(4))
+        d = diff_json(dumps["first"], dumps["second"])
+        verdict_line = next((l for l in diff_text(dumps["first"], dumps["second"]).splitlines()
+                             if l.startswith("verdict")), "")
+        if mode.startswith("idle"):
+            check(f"{name} {mode}: cache-growth, allocated +0", d["verdict"] == "cache-growth" and d["allocated_delta"] <= 0,
+                  f"verdict {d['verdict']}, allocated {d['allocated_delta']:+d}, reserved {d['reserved_delta']:+d}")
+        else:
+            check(f"{name} {mode}: leak-suspect, named by keep_result",
+                  d["verdict"] == "leak-suspect" and "most at keep_result (native_pool.c:" in verdict_line,
+                  f"verdict {d['verdict']}; {verdict_line!r}")
+        dev = next(x for x in report(dumps["second"])["devices"] if x["device"] == 0)
+        view = next((a for a in dev["allocators"] if a["name"] == "example_pool"), None)
+        check(f"{name} {mode}: the pool's view = its own live blocks and segments",
+              view is not None and (view["allocated"], view["reserved"]) == (live, segs * 8 * MiB),
+              f"view {view and (view['allocated'], view['reserved'])}, the pool's own ({live}, {segs * 8 * MiB})")
+
+
 # ---- 7: JAX's pool (issue 15) ----
 def check_jax(name, out):
     rows = {r["tag"]: r for r in json_lines(out, "jax")}
@@ -448,7 +475,21 @@ def diff_json(old, new):
 
 def check_bridge(name, folder):
     rows = {r["tag"]: r for r in json_lines(f"{folder}/out.txt", "bridge")}
-    if "leak" in folder:
+    if "sampled" in folder:
+        first, second = rows["first"]["dump"], rows["second"]["dump"]
+        d = diff_json(first, second)
+        grew = rows["second"]["allocated"] - rows["first"]["allocated"]
+        verdict_line = next((l for l in diff_text(first, second).splitlines() if l.startswith("verdict")), "")
+        want = f"most at handle (torch_leak.py:{rows['second']['leak_line']})"
+        check(name + ": leak-suspect, allocated delta = memory_allocated() growth, named by the line the windows caught",
+              d["verdict"] == "leak-suspect" and d["allocated_delta"] == grew and want in verdict_line
+              and "sampled" in verdict_line, f"verdict {d['verdict']}, allocated {d['allocated_delta']:+d}, torch grew "
+              f"{grew:+d}; {verdict_line!r}; want {want!r}")
+        view = next(a for a in report(second)["devices"][0]["allocators"] if a["name"] == "torch")
+        share = 1 - view["blocks_without_stack"] / max(1, view["blocks"])
+        check(name + ": about 5 % of the blocks carry a stack (1 to 25 %)", 0.01 <= share <= 0.25,
+              f"{view['blocks'] - view['blocks_without_stack']} of {view['blocks']} blocks ({share:.1%})")
+    elif "leak" in folder:
         d = diff_json(rows["first"]["dump"], rows["second"]["dump"])
         top = d["sites"][0] if d["sites"] else None
         grew = rows["second"]["allocated"] - rows["first"]["allocated"]
@@ -597,12 +638,14 @@ def main():
         ("kinds entry point", lambda: check_kinds("1 cudaGetDriverEntryPointByVersion", f"{folder}/kinds-entry/out.txt", "driver")),
         ("kinds ptsz", lambda: check_kinds("2 per-thread stream", f"{folder}/kinds-ptsz/out.txt", "ptsz")),
         ("graph memory", lambda: check_graphmem("2b graph memory nodes", f"{folder}/graphmem/out.txt")),
+        ("pools", lambda: check_pools("2d native pool", f"{folder}/pools")),
         ("torch default", lambda: check_torch("3 torch default", f"{folder}/torch-default/out.txt", "default")),
         ("torch expandable", lambda: check_torch("4 torch expandable", f"{folder}/torch-expandable/out.txt", "expandable")),
         ("torch async", lambda: check_torch("5 torch cudaMallocAsync", f"{folder}/torch-async/out.txt", "async")),
         ("bridge leak", lambda: check_bridge("B torch_leak.py", f"{folder}/bridge-leak")),
         ("bridge cache", lambda: check_bridge("B torch_cache.py", f"{folder}/bridge-cache")),
         ("bridge frag", lambda: check_bridge("B fragmentation", f"{folder}/bridge-frag")),
+        ("bridge sampled", lambda: check_bridge("B torch_leak.py, history sampled", f"{folder}/bridge-sampled")),
         ("bridge expandable", lambda: check_bridge("B torch_cache.py expandable", f"{folder}/bridge-expandable")),
         ("arrays", lambda: check_arrays("2c arrays", f"{folder}/arrays/out.txt")),
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),

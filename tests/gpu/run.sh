@@ -19,7 +19,7 @@ LIB=$B/libvramtrace.so
   python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1 | tail -1
 } > "$R/versions.txt" 2>&1
 
-# ONLY="kinds jax ...": run those scenarios alone (a re-run; CHECK_ONLY then picks check.py's steps).
+# ONLY="kinds pools jax ...": run those scenarios alone (a re-run; CHECK_ONLY then picks check.py's steps).
 want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 # In a scenario's folder: its dumps (dumps/) and what the program printed (out.txt).
@@ -52,6 +52,17 @@ nvcc -O2 -g -o "$d/arrays" tests/gpu/arrays.cu > "$d/build.txt" 2>&1 &&
   VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/arrays" > "$d/out.txt" 2>&1
 fi
 
+# 2d: a native pool (examples/native_pool.c) that reports its blocks, declares its segments, or only
+# describes itself through NVTX's memory API (the library as NVTX's tool, as `vramtrace run` makes it).
+if want pools; then
+d=$(scenario pools)
+nvcc -O2 -g -Iinclude -o "$d/native_pool" examples/native_pool.c > "$d/build.txt" 2>&1 &&
+  for m in idle "idle declare" leak "idle nvtx" "leak nvtx"; do
+    NVTX_INJECTION64_PATH=$LIB VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB "$d/native_pool" 200 $m \
+      > "$d/$(echo $m | tr ' ' -).txt" 2>&1
+  done
+fi
+
 # 3, 4, 5 (and 7): PyTorch's three allocator configurations.
 if want torch; then
 for cfg in default expandable async; do
@@ -65,9 +76,13 @@ fi
 
 # The torch bridge: the examples driven request by request, fragmentation, expandable segments.
 if want bridge; then
-for mode in leak cache frag; do
+# leak: torch's history on for good after the first dump, so that every block after it has its stack;
+# sampled: as by default, on 5 % of each second.
+for mode in leak cache frag sampled; do
   d=$(scenario bridge-$mode)
-  VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_bridge.py $mode > "$d/out.txt" 2>&1
+  sample=5; [ $mode = leak ] && sample=100
+  VRAMTRACE_TORCH_SAMPLE=$sample VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/torch_bridge.py $mode \
+    > "$d/out.txt" 2>&1
 done
 d=$(scenario bridge-expandable)
 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB \

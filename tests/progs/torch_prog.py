@@ -1,7 +1,7 @@
 # CPU test program for the torch bridge (tests/t_bridge.c): allocates through the fake torch
 # (tests/fake/torch) and takes dumps in the way each mode asks, printing torch's own figures at each
 # dump as "figures ..." lines for the test to compare with what the dump says.
-#   torch_prog.py MODE   leak | cache | inflight | timeout | finalizing | notorch
+#   torch_prog.py MODE   leak | cache | sampled | inflight | timeout | finalizing | notorch
 import ctypes
 import os
 import signal
@@ -76,6 +76,15 @@ if mode in ("leak", "cache"):
     before = torch.cuda.memory_reserved()
     torch.cuda.empty_cache()
     print("empty_cache returned", before - torch.cuda.memory_reserved(), flush=True)
+    print("history calls", torch.cuda.history_calls, flush=True)
+elif mode == "sampled":
+    # A request every 10 ms for 3 s, each keeping a block, while torch's history is on in windows
+    # (VRAMTRACE_TORCH_SAMPLE): the sleeps return to the interpreter, where the switches run.
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        keep_request(kept, 1 << 16)
+        time.sleep(0.01)
+    figures(torch, "second", dump("second"))
     print("history calls", torch.cuda.history_calls, flush=True)
 elif mode == "inflight":
     # A dump that catches a request in flight, then one that catches another while a request's memory
