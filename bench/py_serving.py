@@ -1,11 +1,13 @@
 # Benchmark: a serving-shaped CPU loop, for bench/run.sh to run bare and under libvramtrace.so. Each
-# request descends about 40 Python frames through one of 16 call paths (so stacks vary), does a little
+# request descends about 40 Python frames through one of 16 call paths (so stacks vary; BENCH_LEVELS=4:
+# 256 paths, more call sites than a thread's cache of recent stacks held before it grew), does a little
 # Python work, and allocates and frees through ctypes.CDLL, which releases the GIL around the call as
 # torch and CuPy do. With "contended", a second Python thread keeps asking for the GIL meanwhile (small
 # pieces of work between sleep(0)), as a server's other threads do. Prints the median microseconds per
 # request of several batches (or takes turns, bench/turns.py).
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
+import os
 import statistics
 import sys
 import threading
@@ -20,6 +22,7 @@ free.argtypes = [ctypes.c_void_p]
 p = ctypes.c_void_p()
 ref = ctypes.byref(p)
 DEPTH = 40
+LEVELS = int(os.environ.get("BENCH_LEVELS", "2"))  # levels of four ways: 4 ** LEVELS call paths
 
 
 def serve(size):
@@ -28,7 +31,7 @@ def serve(size):
     free(p)
 
 
-# Four ways down at each of the last two levels: 16 call paths, 16 different stacks.
+# Four ways down at each of the last LEVELS levels: 4 ** LEVELS call paths, as many different stacks.
 def path_a(k, path):
     return serve(path) if k == 0 else down(k - 1, path >> 2)
 
@@ -49,7 +52,7 @@ WAYS = (path_a, path_b, path_c, path_d)
 
 
 def down(k, path):
-    if k > 2:
+    if k > LEVELS:
         return down(k - 1, path)
     return WAYS[path & 3](k, path)
 
@@ -57,7 +60,7 @@ def down(k, path):
 def batch(n):
     t = time.perf_counter()
     for i in range(n):
-        down(DEPTH, i % 16)
+        down(DEPTH, i % 4 ** LEVELS)
     return (time.perf_counter() - t) / n * 1e6
 
 

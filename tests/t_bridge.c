@@ -504,6 +504,17 @@ static void test_history_sampled(void)
     if (!v)
         diag("%s", c.out);
     run_free(&c);
+    cmd(&c, "diff", f1.path, f2.path, "--json");
+    uint64_t suspect = json_num(c.out, "\"verdict\"", "suspect");
+    const char *site = strstr(c.out, "\"sites\":[");
+    for (uint64_t i = 0; site && suspect != UINT64_MAX && i <= suspect; i++)
+        site = strstr(site + 1, "{\"stack\":");
+    const char *end = site ? strstr(site, "\"class\"") : NULL;
+    const char *keep = site ? strstr(site, "keep_request (torch_prog.py:") : NULL;
+    ok(suspect != UINT64_MAX && suspect > 0 && keep && keep < end,
+       "diff --json: suspect points at keep_request's site, past the bigger one with no stack (index %lld)",
+       (long long)(suspect == UINT64_MAX ? -1 : (long long)suspect));
+    run_free(&c);
     run_free(&r);
 }
 

@@ -196,8 +196,13 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
                    (long long)ch[i].delta_count, vt_in_flight(&ch[i]) ? "true" : "false");
         }
         printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
-               "\"self_cost\":",
+               "\"suspect\":",
                (long long)alloc_total, (long long)res_total, (long long)flight, verdict);
+        if (top && !strcmp(verdict, "leak-suspect"))
+            printf("%td", top - ch);
+        else
+            fputs("null", stdout);
+        fputs(",\"self_cost\":", stdout);
         vt_self_cost_json(stdout, &self);
         putchar('}');
     } else {

@@ -613,7 +613,8 @@ def check_example(name, folder, verdict, top_frame=None, segment_frame=None):
         return
     with open(path) as f:
         diff = json.load(f)
-    top = diff["sites"][0] if diff["sites"] else None
+    # The site the verdict names (not always the first: blocks with no stack may have grown more).
+    top = diff["sites"][diff["suspect"] if diff.get("suspect") is not None else 0] if diff["sites"] else None
     detail = (f"verdict {diff['verdict']}, allocated {diff['allocated_delta']:+d}, reserved {diff['reserved_delta']:+d}"
               + (f"; top site {top['delta_bytes']:+d} {top['kind']} {top['api']} at {top['stack'][:2]}" if top else ""))
     check(name + " verdict " + verdict, diff["verdict"] == verdict, detail)
