@@ -215,12 +215,20 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
             addr = (int)(instr - ((const char *)code + l->code_adaptive));
             break;
         }
-        uintptr_t file, name, table;
-        int firstline;
-        RD(rd, file, code, l->code_filename);
-        RD(rd, name, code, l->code_name);
+        /* The code object's fingerprint, which tells it from another made later at the same address: its
+         * qualified name and line table where the code object has both on the cache line that
+         * vt_complete read (3.11 on: the walk touches two lines of each code object, not three); else
+         * its file, name, line table and first line. */
+        uintptr_t file = 0, name, table;
+        int firstline = 0;
+        if (l->code_qualname >= 0) {
+            RD(rd, name, code, l->code_qualname);
+        } else {
+            RD(rd, file, code, l->code_filename);
+            RD(rd, name, code, l->code_name);
+            RD(rd, firstline, code, l->code_firstlineno);
+        }
         RD(rd, table, code, l->code_linetable);
-        RD(rd, firstline, code, l->code_firstlineno);
         uint64_t print = (file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull;
         key[2 * n] = (uintptr_t)code;
         key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)((uint32_t)(print >> 32) | 0x80000000u) << 32);
