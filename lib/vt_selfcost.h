@@ -36,8 +36,7 @@ extern __thread int vt_self_on __attribute__((tls_model("initial-exec")));
 enum vt_self_part { VT_SELF_PY, VT_SELF_NATIVE };
 /* ns: one part of a timed call's stack capture (one clock read in it, as vt_self_add's spans). Each part
  * reads the clock inside the call's own span: those reads are the timing's, not the hook's, and are
- * taken off the call's time too (on the H200 machine a read costs ~100 ns; leaving the capture's three
- * in made the count read ~1.8x what perf sampled). */
+ * taken off the call's time too. */
 void vt_self_part(enum vt_self_part part, uint64_t ns);
 
 /* For vt_thread.c: a thread of ours begins and ends (under the registry's lock, with its CPU clock). */
