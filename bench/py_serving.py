@@ -3,7 +3,9 @@
 # 256 paths, more call sites than a thread's cache of recent stacks held before it grew), does a little
 # Python work, and allocates and frees through ctypes.CDLL, which releases the GIL around the call as
 # torch and CuPy do. With "contended", a second Python thread keeps asking for the GIL meanwhile (small
-# pieces of work between sleep(0)), as a server's other threads do. Prints the median microseconds per
+# pieces of work between sleep(0)), as a server's other threads do. BENCH_EVICT=N (with BENCH_EVICT_LIB,
+# bench/evict.c built as a shared object) touches N random cache lines of a large buffer before each
+# request, as a real program's work evicts the library's data. Prints the median microseconds per
 # request of several batches (or takes turns, bench/turns.py).
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
@@ -22,11 +24,15 @@ free.argtypes = [ctypes.c_void_p]
 p = ctypes.c_void_p()
 ref = ctypes.byref(p)
 DEPTH = 40
+EVICT = int(os.environ.get("BENCH_EVICT", "0"))
+evict = ctypes.CDLL(os.environ["BENCH_EVICT_LIB"]).bench_evict if EVICT else None
 LEVELS = int(os.environ.get("BENCH_LEVELS", "2"))  # levels of four ways: 4 ** LEVELS call paths
 
 
 def serve(size):
     work = sum(range(size % 7 + 8))  # a little Python work, as a request's bookkeeping
+    if evict:
+        evict(EVICT)
     alloc(ref, 256 + work)
     free(p)
 

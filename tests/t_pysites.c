@@ -521,12 +521,12 @@ static void test_settings(void)
         run_free(&c);
     }
     run_free(&r);
-    /* Native frames kept above Python ones: 12 by default, as set, none at 0 (the unwind stops there);
+    /* Native frames kept above Python ones: 6 by default, as set, none at 0 (the unwind stops there);
      * counted in the dump's stack record, before the reader cuts the interpreter's frames. */
     static const struct {
         const char *setting;
         int want; /* -1: more than 12 */
-    } nd[] = {{"VRAMTRACE_PY_NATIVE_DEPTH=128", -1}, {"VRAMTRACE_PY_WAIT=10", 12}, {"VRAMTRACE_PY_NATIVE_DEPTH=2", 2},
+    } nd[] = {{"VRAMTRACE_PY_NATIVE_DEPTH=128", -1}, {"VRAMTRACE_PY_WAIT=10", 6}, {"VRAMTRACE_PY_NATIVE_DEPTH=2", 2},
               {"VRAMTRACE_PY_NATIVE_DEPTH=0", 0}};
     for (size_t i = 0; i < sizeof nd / sizeof nd[0]; i++) {
         if (!ok(run_setting(&r, &c, nd[i].setting, &d), "%s: the program ran", nd[i].setting)) {
