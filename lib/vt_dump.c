@@ -319,6 +319,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
             (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns, (unsigned long long)self.py_ns,
             (unsigned long long)self.native_ns, (unsigned long long)self.threads_ns,
             (unsigned long long)self.process_ns);
+    vt_outf(f, "counter native_reused %llu\n", (unsigned long long)vt_stack_reused());
     for (int a = 0; a < VT_FN_COUNT; a++) {
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)

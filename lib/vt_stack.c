@@ -7,6 +7,15 @@
  * that allocate at once rarely meet; only a new stack takes the list's lock as well, to get the next id
  * and be published in id order (vt_stack_all relies on the newest stack having the highest id).
  *
+ * Native frames above Python ones are reused: an allocation whose Python stack and calling instruction
+ * (the program's return address into our hook, read along our own frame pointers: three loads) are
+ * those of one this thread unwound lately takes that one's native frames, with no unwind, which with a
+ * real program's caches evicted costs ~1 us (docs/performance.md). Between the Python frames and the CUDA
+ * call lies one operator's C++, which the pair almost always fixes. To find out when it does not, a pair
+ * is unwound again its first VT_REUSE_TRUST times, then at one reuse in VT_REUSE_CHECK; a pair seen with
+ * other frames (a stack that "varies") is unwound every time from then on.
+ * Stacks with no Python frames are always unwound: the pair says nothing of the frames below.
+ *
  * Fork: libunwind has locks and caches of its own, and a child forked while another thread was inside
  * unw_backtrace would inherit them half-held and hang at its first stack. So the fork handlers wait
  * until no thread is unwinding, and hold new unwinds back until the fork is done. */
@@ -47,6 +56,7 @@ static void vt_shards_init(void)
 }
 static uintptr_t vt_self_lo, vt_self_hi;
 static struct vt_stripe vt_unwinding[VT_STRIPES]; /* threads inside unw_backtrace */
+static struct vt_stripe vt_reused[VT_STRIPES];    /* captures that took native frames unwound before */
 static atomic_int vt_forking;                      /* a fork is under way: no new unwinds */
 
 static uint64_t vt_key_hash(const uintptr_t *key, uint32_t n)
@@ -65,8 +75,9 @@ void vt_stack_init(void)
     pthread_once(&vt_shards_once, vt_shards_init);
 }
 
-/* key: n return addresses, then the Python stack id. */
-static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
+/* key: n return addresses, then the Python stack id; the interned stack, or NULL when it could not be
+ * kept. */
+static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
 {
     size_t len = (n + 1) * sizeof(uintptr_t);
     uint64_t hk = vt_key_hash(key, n);
@@ -75,7 +86,7 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
     struct vt_tcache_slot *tc = vt_tcache_slot(VT_TCACHE_STACKS, hk);
     const struct vt_stack *seen = tc ? tc->item : NULL;
     if (seen && tc->h == hk && seen->n == n && !memcmp(seen->pc, key, len))
-        return seen->id;
+        return seen;
     /* The shard: from the innermost return address and the depth, which differ between most stacks. */
     uint64_t h = ((uint64_t)key[0] ^ ((uint64_t)n << 48) ^ (n > 1 ? (uint64_t)key[1] << 7 : 0)) * 0x9e3779b97f4a7c15ull;
     struct vt_stack *s;
@@ -106,17 +117,62 @@ static uint32_t vt_stack_intern(const uintptr_t *key, uint32_t n)
         }
     }
     pthread_mutex_unlock(&sh->lock);
-    if (!id)
+    if (!id) {
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
-    else if (tc)
+        return NULL;
+    }
+    if (tc)
         *tc = (struct vt_tcache_slot){hk, s};
-    return id;
+    return s;
+}
+
+/* The program's return address into our hook: along our own frame pointers (the library is built with
+ * them) to the first return address outside our code. Only frames of ours are read; 0 when none is
+ * found within VT_OWN_FRAMES. */
+#define VT_OWN_FRAMES 8
+__attribute__((noinline)) static uintptr_t vt_program_caller(void)
+{
+    void *const *fp = __builtin_frame_address(0);
+    for (int i = 0; fp && i <= VT_OWN_FRAMES; i++) {
+        uintptr_t ret = (uintptr_t)fp[1];
+        if (ret < vt_self_lo || ret >= vt_self_hi)
+            return ret;
+        fp = (void *const *)fp[0];
+    }
+    return 0;
+}
+
+/* A pair's frames are taken on trust once this many unwinds found them again; after that, one reuse in
+ * VT_REUSE_CHECK, drawn at random (a fixed period would keep missing a path that comes back in step
+ * with it: one call in two), unwinds anyway, to see whether the frames still are the same. */
+#define VT_REUSE_TRUST 8
+#define VT_REUSE_CHECK 16
+static __thread uint32_t vt_reuse_rng __attribute__((tls_model("initial-exec")));
+
+static int vt_reuse_checks(void)
+{
+    uint32_t x = vt_reuse_rng;
+    if (!x)
+        x = (uint32_t)(uintptr_t)&vt_reuse_rng | 1; /* a seed of its own per thread */
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    vt_reuse_rng = x;
+    return x % VT_REUSE_CHECK == 0;
+}
+
+/* Both halves mixed into every bit: the slot is taken from the low ones. */
+static uint64_t vt_pair_hash(uint32_t py, uintptr_t caller)
+{
+    uint64_t h = (uint64_t)caller * 0x9e3779b97f4a7c15ull ^ (uint64_t)py * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    h *= 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
 }
 
 /* Frames of our own at the top of a stack (the hook, vt_call's begin, vt_stack_capture: 3 measured),
- * unwound and then skipped: at most this many. Each unwound frame costs ~20 ns, so a capture asks for
- * as many as the most seen so far (vt_own_seen), and again for more when a new route has more. */
-#define VT_OWN_FRAMES 8
+ * unwound and then skipped: at most VT_OWN_FRAMES. Each unwound frame costs ~20 ns, so a capture asks
+ * for as many as the most seen so far (vt_own_seen), and again for more when a new route has more. */
 static int vt_own_seen = 3;
 
 static int vt_own_count(void *const *raw, int got)
@@ -142,6 +198,16 @@ uint32_t vt_stack_capture(void)
     if (timed)
         vt_self_part(VT_SELF_PY, t1 - t0);
     int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
+    /* Frames above Python ones that this thread unwound lately for the same Python stack and caller. */
+    uintptr_t caller = py && depth > 0 ? vt_program_caller() : 0;
+    struct vt_tcache_pair *rc = caller ? vt_tcache_pair(vt_pair_hash(py, caller)) : NULL;
+    const struct vt_stack *last = rc && rc->caller == caller && rc->py == py ? rc->item : NULL;
+    if (last && rc->checks >= VT_REUSE_TRUST && !vt_reuse_checks()) {
+        vt_stripe_add(vt_reused, 1, __ATOMIC_RELAXED);
+        if (timed)
+            vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
+        return rc->id;
+    }
     void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + 1];
     int got = 0, skip = 0;
     if (depth > 0) {
@@ -173,14 +239,32 @@ uint32_t vt_stack_capture(void)
         n = depth;
     if (n < 0)
         n = 0;
-    uint32_t id = 0;
+    const struct vt_stack *s = NULL;
     if (n || py) {
         raw[skip + n] = (void *)(uintptr_t)py;
-        id = vt_stack_intern((const uintptr_t *)(raw + skip), (uint32_t)n);
+        s = vt_stack_intern((const uintptr_t *)(raw + skip), (uint32_t)n);
     }
+    if (s && last && s != last) {
+        /* The same Python stack and caller, other frames: both are unwound from now on, by every
+         * thread (one that still reuses either finds out at its next check). */
+        __atomic_store_n((uint8_t *)&last->varies, 1, __ATOMIC_RELAXED);
+        __atomic_store_n((uint8_t *)&s->varies, 1, __ATOMIC_RELAXED);
+    }
+    if (rc) {
+        if (s && n && (uintptr_t)raw[skip] == caller && !__atomic_load_n(&s->varies, __ATOMIC_RELAXED))
+            *rc = (struct vt_tcache_pair){caller, py, s->id, s, s == last ? rc->checks + 1 : 0};
+        else if (last)
+            rc->caller = 0;
+    }
+    uint32_t id = s ? s->id : 0;
     if (timed)
         vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
     return id;
+}
+
+uint64_t vt_stack_reused(void)
+{
+    return vt_stripe_sum(vt_reused, __ATOMIC_RELAXED);
 }
 
 const struct vt_stack *vt_stack_all(uint32_t *count)
@@ -222,7 +306,9 @@ void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
     vt_stack_unlock_all();
-    for (int i = 0; i < VT_STRIPES; i++)
+    for (int i = 0; i < VT_STRIPES; i++) {
         __atomic_store_n(&vt_unwinding[i].v, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&vt_reused[i].v, 0, __ATOMIC_RELAXED);
+    }
     atomic_store(&vt_forking, 0);
 }

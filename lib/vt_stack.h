@@ -14,11 +14,16 @@ struct vt_stack {
     uint32_t id;
     uint32_t n;
     uint32_t py;    /* the Python stack (vt_pystack.h), 0 for none */
+    uint8_t varies; /* its Python stack and calling instruction were seen with other native frames: the
+                     * one field that changes after the stack is published (relaxed stores) */
     uintptr_t pc[]; /* n return addresses, then py: the key */
 };
 
 /* The calling thread's stack, as an id (0 when stacks are off or could not be kept). */
 uint32_t vt_stack_capture(void);
+
+/* Captures that took the native frames of an earlier one (same Python stack and caller, vt_stack.c). */
+uint64_t vt_stack_reused(void);
 
 /* All stacks interned so far: newest first, immutable, safe to walk without the lock. */
 const struct vt_stack *vt_stack_all(uint32_t *count);

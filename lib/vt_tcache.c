@@ -9,6 +9,7 @@
 
 struct vt_tcache {
     struct vt_tcache_slot slot[VT_TCACHE_TABLES][VT_TCACHE_SLOTS];
+    struct vt_tcache_pair pair[VT_TCACHE_SLOTS];
 };
 
 #define VT_TCACHE_GONE ((struct vt_tcache *)1)
@@ -49,4 +50,10 @@ struct vt_tcache_slot *vt_tcache_slot(enum vt_tcache_table t, uint64_t h)
 {
     struct vt_tcache *c = vt_tcache_get();
     return c ? &c->slot[t][h % VT_TCACHE_SLOTS] : NULL;
+}
+
+struct vt_tcache_pair *vt_tcache_pair(uint64_t h)
+{
+    struct vt_tcache *c = vt_tcache_get();
+    return c ? &c->pair[h % VT_TCACHE_SLOTS] : NULL;
 }

@@ -21,4 +21,14 @@ struct vt_tcache_slot {
  * thread is ending). */
 struct vt_tcache_slot *vt_tcache_slot(enum vt_tcache_table t, uint64_t h);
 
+/* The native stack last unwound for a Python stack and the program's calling instruction (vt_stack.c):
+ * the whole answer in the slot, so that a reuse reads one cache line. */
+struct vt_tcache_pair {
+    uintptr_t caller;
+    uint32_t py, id;
+    const void *item;
+    uint32_t checks; /* unwinds that found the same frames again */
+};
+struct vt_tcache_pair *vt_tcache_pair(uint64_t h);
+
 #endif

@@ -162,7 +162,8 @@ static void check_basic(const char *python, const char *tag, int walk)
     run_prog(&c, "../vramtrace", args, NULL, 0);
     char counts[160];
     snprintf(counts, sizeof counts,
-             "\"python_call_sites\":\"on\",\"held\":3,\"released\":1,\"missed\":0,\"native\":1,\"walked\":%d}",
+             "\"python_call_sites\":\"on\",\"held\":3,\"released\":1,\"missed\":0,\"native\":1,\"walked\":%d,"
+             "\"native_reused\":0}",
              walk ? 4 : 0);
     ok(strstr(c.out, counts) != NULL, "%s: report --json: the interpreter's call-site counts", tag);
     long mod = out_num(&r, "at", "basic");
@@ -323,6 +324,46 @@ static void test_self_parts(void)
        "self cost: Python frames %llu ns and native frames %llu ns, both read, within the hooks' %llu ns",
        (unsigned long long)py, (unsigned long long)native, (unsigned long long)hook);
     run_free(&c);
+    run_free(&r);
+}
+
+/* Native frames above Python ones are reused for the same Python stack and calling instruction, and a
+ * second native path under the pair is found (a check unwinds anyway, at random) and unwound from then
+ * on: no allocation of path a is ever labelled b, and b's are labelled a only until a check hits one. */
+static void test_native_reuse(void)
+{
+    struct run r;
+    struct vt_dumpfile d;
+    char p[700];
+    run_py(&r, SYSTEM_PYTHON, "paths", NULL);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && load_dump(p, &d) == 0,
+            "paths: 500 allocations from one Python line, one dump")) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    int a_as_a = 0, a_as_b = 0, b_as_a = 0, b_as_b = 0;
+    for (size_t i = 0; i < d.nallocs; i++) {
+        const struct vt_df_alloc *a = &d.allocs[i];
+        if (a->size != 4096 && a->size != 8192)
+            continue;
+        int via_a = stack_has(&d, a->stack, "py_helpers_path_a"), via_b = stack_has(&d, a->stack, "py_helpers_path_b");
+        if (a->size == 4096) {
+            a_as_a += via_a;
+            a_as_b += via_b;
+        } else {
+            b_as_a += via_a;
+            b_as_b += via_b;
+        }
+    }
+    uint64_t reused = vt_df_counter(&d, "native_reused");
+    ok(reused >= 50 && reused != VT_DF_UNKNOWN, "native frames reused for the same Python stack and caller (%llu)",
+       (unsigned long long)reused);
+    ok(a_as_a == 300 && a_as_b == 0, "path a: all 300 labelled a (%d), none b (%d)", a_as_a, a_as_b);
+    /* A b is missed by each check with 15/16: 150 in a row is 6e-5. */
+    ok(b_as_a + b_as_b == 200 && b_as_a <= 150,
+       "path b: found by a check after %d labelled a, then all b (%d of 200)", b_as_a, b_as_b);
+    vt_dumpfile_free(&d);
     run_free(&r);
 }
 
@@ -600,6 +641,7 @@ int main(void)
     test_diff_trend();
     test_shapes();
     test_self_parts();
+    test_native_reuse();
     check_gil("gil", 0);
     check_gil("gilwalk", 1);
     test_walk_faults();

@@ -139,6 +139,10 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
                "it; %llu read by the allocating thread itself, the others through the interpreter)",
                (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel,
                (unsigned long long)walked);
+    uint64_t reused = vt_df_counter(d, "native_reused");
+    if (reused)
+        printf(", %llu with the native frames of an earlier one (same Python stack and caller)",
+               (unsigned long long)reused);
     if (native)
         printf(", %llu on native threads", (unsigned long long)native);
     if (missed)
@@ -453,6 +457,7 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         static const char *const counters[] = {"py_held", "py_released", "py_missed", "py_native", "py_walked"};
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
             fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
+        fprintf(f, ",\"native_reused\":%llu", (unsigned long long)vt_df_counter(d, "native_reused"));
         fputc('}', f);
     } else {
         fputs("null", f);

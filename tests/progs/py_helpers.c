@@ -1,5 +1,6 @@
 /* Native helpers for tests/progs/py_sites.py: an allocation on a native thread (one with no Python
- * thread state), and an allocation made late inside a call that released the GIL, timed. */
+ * thread state), an allocation made late inside a call that released the GIL, timed, and one call of
+ * cudaMalloc reached by two native paths. */
 #include <pthread.h>
 #include <stddef.h>
 #include <time.h>
@@ -41,4 +42,35 @@ long delayed_alloc(size_t size, void **out, unsigned delay_us)
     int rc = cudaMalloc(out, size);
     clock_gettime(CLOCK_MONOTONIC, &b);
     return rc ? -1 : (b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000;
+}
+
+/* One call of cudaMalloc (one calling instruction) under two native paths, so that the library's reuse
+ * of native frames for a Python stack and caller must tell them apart. Exported, so that dladdr names
+ * them; the work after each call keeps it from being a tail call, which would drop the frame. */
+static volatile int py_helpers_after;
+
+__attribute__((noinline)) int py_helpers_one_call(void **p, size_t size)
+{
+    int rc = cudaMalloc(p, size);
+    py_helpers_after++;
+    return rc;
+}
+
+__attribute__((noinline)) int py_helpers_path_a(void **p, size_t size)
+{
+    int rc = py_helpers_one_call(p, size);
+    py_helpers_after++;
+    return rc;
+}
+
+__attribute__((noinline)) int py_helpers_path_b(void **p, size_t size)
+{
+    int rc = py_helpers_one_call(p, size);
+    py_helpers_after++;
+    return rc;
+}
+
+int two_paths_alloc(int b, size_t size, void **out)
+{
+    return b ? py_helpers_path_b(out, size) : py_helpers_path_a(out, size);
 }

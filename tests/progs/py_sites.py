@@ -11,6 +11,8 @@
 #        shapes: allocations from a generator, a coroutine, deep recursion, a thread that exits, an
 #               except block, a comprehension, a lambda, a decorator's wrapper, a class body, one dump
 #        many:  1,000 allocations and frees through Server.churn (GIL released), one dump
+#        paths: from one Python line, 100 allocations through native path a (4 KiB each), then 400 taking
+#               paths a and b in turn (b: 8 KiB), all kept, one dump
 import ctypes
 import os
 import sys
@@ -172,6 +174,13 @@ if mode in ("gil", "gilwalk"):
     dump()
 if mode == "shapes":
     shapes()
+    dump()
+if mode == "paths":
+    for i in range(500):
+        b = i >= 100 and i % 2
+        p = ctypes.c_void_p()
+        released_helpers.two_paths_alloc(b, ctypes.c_size_t(8192 if b else 4096), ctypes.byref(p))
+        kept.append(p)
     dump()
 if mode == "many":
     Server().churn(1000)
