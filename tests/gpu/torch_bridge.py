@@ -40,29 +40,22 @@ def settle():
 
 
 mode = sys.argv[1]
-if mode == "leak":
+if mode in ("leak", "sampled"):
+    # sampled: the default, torch's history on 5 % of each second after the first dump; requests for
+    # 4 s, and the leak must still be named by its line, by the blocks the windows caught.
     ex = example("torch_leak")
     settle()
     for _ in range(20):
         ex.handle(torch.randn(64, 1024, device="cuda"))
     dump("first")
     settle()  # the first dump switches block history on (VRAMTRACE_TORCH_HISTORY=dump): let it
-    for _ in range(50):
+    end = time.monotonic() + (4 if mode == "sampled" else 0)
+    n = 0
+    while n < 50 or time.monotonic() < end:
         ex.handle(torch.randn(64, 1024, device="cuda"))
-    line = next(i + 1 for i, l in enumerate(open(ex.__file__)) if "out = model(batch)" in l)
-    dump("second", leak_line=line)
-elif mode == "sampled":
-    # The default: after the first dump torch's history is on 5 % of each second. Requests for 4 s; the
-    # leak must still be named by its line, by the blocks the windows caught.
-    ex = example("torch_leak")
-    settle()
-    for _ in range(20):
-        ex.handle(torch.randn(64, 1024, device="cuda"))
-    dump("first")
-    end = time.monotonic() + 4
-    while time.monotonic() < end:
-        ex.handle(torch.randn(64, 1024, device="cuda"))
-        time.sleep(0.002)
+        n += 1
+        if mode == "sampled":
+            time.sleep(0.002)
     line = next(i + 1 for i, l in enumerate(open(ex.__file__)) if "out = model(batch)" in l)
     dump("second", leak_line=line)
 elif mode == "cache":
