@@ -3,7 +3,8 @@
 # one or more builds of the library side by side, in interleaved rounds: two dumps 3 s apart, and
 # `vramtrace diff --json`'s self_cost between them: ns a hook call, of which reading Python frames and
 # unwinding native ones. EVICT=N touches N random cache lines before each request (bench/evict.c), as a
-# real program evicts the library's data; LEVELS=4 gives 256 call paths (BENCH_LEVELS).
+# real program evicts the library's data; LEVELS=4 gives 256 call paths (BENCH_LEVELS); PY=python3.12 runs
+# another interpreter.
 #   selfcost_cpu.sh ROUNDS CPU LIB[:VAR=VALUE,...]...   (e.g. an older build's libvramtrace.so against build/'s,
 #                                                          or build/'s with VRAMTRACE_PY_NATIVE_DEPTH=4)
 set -u
@@ -18,7 +19,7 @@ for r in $(seq "$ROUNDS"); do
   for lib in "$@"; do
     rm -f "$D"/*.dump
     so=${lib%%:*}; vars=$(echo "$lib" | sed -n 's/^[^:]*://p' | tr , ' ')
-    env $vars VRAMTRACE_DIR=$D LD_PRELOAD=$so taskset -c "$CPU" python3 bench/py_serving.py "$B/fake/libcudart.so.13" 100000000 quiet \
+    env $vars VRAMTRACE_DIR=$D LD_PRELOAD=$so taskset -c "$CPU" ${PY:-python3} bench/py_serving.py "$B/fake/libcudart.so.13" 100000000 quiet \
       > /dev/null 2>&1 &
     pid=$!
     sleep 2; kill -USR1 $pid; sleep 3; kill -USR1 $pid; sleep 0.5; kill $pid; wait $pid 2>/dev/null

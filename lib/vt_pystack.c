@@ -62,6 +62,10 @@ static struct vt_pystk *vt_stacks_list;
 static uint32_t vt_nstacks;
 
 static const struct vt_pylayout *vt_layout; /* set once the walk may be used */
+/* Code objects destroyed since the interpreter's code watcher was ours (3.12+): a walk's memo of code
+ * objects (vt_pywalk.h) holds while this does not move. */
+static uint64_t vt_code_gen;
+static int vt_code_watched;
 static struct vt_pytypes vt_types;
 /* Tests only (VRAMTRACE_FAKE_PYWALK): "mismatch" makes the check disagree, "corrupt" makes the third
  * walk find memory not as expected, so that both ways back to the interpreter's API are exercised. */
@@ -284,11 +288,25 @@ static uint32_t vt_walk_add(const uintptr_t *key, int n, uint64_t h, int careful
     return vt_pys_add(key, n, h, codes, lines);
 }
 
+/* The interpreter's code watcher (with the GIL): counts destructions, and nothing else. */
+static int vt_code_event(int event, void *code)
+{
+    (void)code;
+    if (event == 1) /* PY_CODE_EVENT_DESTROY */
+        __atomic_add_fetch(&vt_code_gen, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
 uint32_t vt_pystack_walk(void *tstate, int *failed)
 {
     uintptr_t key[2 * VT_PY_DEPTH_MAX];
     uint64_t h;
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0);
+    struct vt_pycode_memos memo = {NULL, 0, 0};
+    if (__atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE) && (memo.slot = vt_tcache_memo())) {
+        memo.n = VT_TCACHE_SLOTS;
+        memo.gen = __atomic_load_n(&vt_code_gen, __ATOMIC_ACQUIRE);
+    }
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, &memo);
     if (vt_fault_corrupt && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
         n = -1;
     *failed = n < 0;
@@ -306,7 +324,7 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
     /* Not trusted yet: every read of this walk goes through the kernel, which cannot crash. */
     if (!vt_pywalk_can_check())
         return "no pipe could be opened, through which vramtrace checks its frame walk safely";
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h, 1);
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h, 1, NULL);
     int m = vt_py_frames(tstate, api, vt_cfg.py_depth);
     if (n < 0)
         return "the frames in memory are not laid out as vramtrace expects";
@@ -323,6 +341,10 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
     }
     if (n > 0 && !(*id = vt_pys_find(walked, n, h)))
         *id = vt_walk_add(walked, n, h, 1);
+    /* Trusted from now on: with the GIL held here, the code watcher that lets walks remember code
+     * objects (3.12+; none: every walk reads them). */
+    if (!__atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE) && vt_py_watch_code(vt_code_event) >= 0)
+        __atomic_store_n(&vt_code_watched, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 

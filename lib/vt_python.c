@@ -51,6 +51,7 @@ static struct {
     void (*incref)(vt_pyobject *);
     void *(*save_thread)(void);
     void (*restore_thread)(void *);
+    int (*code_watch)(int (*)(int, void *)); /* 3.12+ */
     int (*gc_disable)(void); /* 3.10+ */
     int (*gc_enable)(void);
     /* The frame walk (vt_pywalk.h): the types it checks objects against, and what tells a build whose
@@ -111,6 +112,7 @@ static void vt_py_resolve(void)
         {(void **)&vt_py.restore_thread, "PyEval_RestoreThread", NULL, VT_PY_FRAMES},
         /* 3.10+; 3.9 makes no frame objects on demand, so it needs none. */
         {(void **)&vt_py.gc_disable, "PyGC_Disable", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.code_watch, "PyCode_AddWatcher", NULL, VT_PY_OPTIONAL},
         {(void **)&vt_py.gc_enable, "PyGC_Enable", NULL, VT_PY_OPTIONAL},
         {(void **)&vt_py.code_type, "PyCode_Type", NULL, VT_PY_OPTIONAL},
         {(void **)&vt_py.unicode_type, "PyUnicode_Type", NULL, VT_PY_OPTIONAL},
@@ -390,4 +392,14 @@ void vt_py_attach(void **ts)
 void vt_py_detach(void **ts)
 {
     *ts = vt_py.save_thread();
+}
+
+int vt_py_watch_code(int (*cb)(int event, void *code))
+{
+    if (!vt_py.code_watch)
+        return -1;
+    int id = vt_py.code_watch(cb);
+    if (id < 0)
+        vt_py.err_clear(); /* all watcher slots taken: said by an exception we do not leave behind */
+    return id;
 }

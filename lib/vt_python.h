@@ -23,6 +23,9 @@ void vt_py_gil_give(int state);
 char *vt_py_call(const char *name, char *err, size_t errlen);
 /* Asks the main thread to run fn(arg) with the GIL at its next safe point; 0 when scheduled. */
 int vt_py_pending(int (*fn)(void *), void *arg);
+/* With the GIL held: cb is called, with the GIL, at each code object's creation (event 0) and
+ * destruction (1) in the main interpreter (PyCode_AddWatcher, 3.12+). The watcher id, or -1. */
+int vt_py_watch_code(int (*cb)(int event, void *code));
 
 /* The CPython versions whose frames vramtrace reads: 3.VT_PY_MINOR_FIRST to 3.VT_PY_MINOR_LAST. */
 #define VT_PY_MINOR_FIRST 9

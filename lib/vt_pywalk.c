@@ -143,11 +143,22 @@ VT_INLINE const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, con
     return b;
 }
 
+/* The memo's slot for a code object, and whether it holds that object as of this walk. */
+VT_INLINE struct vt_pycode_memo *vt_memo_slot(struct vt_pycode_memos *m, const void *code, int *hit)
+{
+    struct vt_pycode_memo *s = &m->slot[(((uintptr_t)code >> 4) * 0x9e3779b97f4a7c15ull >> 32) % m->n];
+    *hit = s->code == (uintptr_t)code && s->gen == m->gen;
+    return s;
+}
+
 /* The first frame at or below f that the interpreter would report: not a shim on the C stack, not one
  * still being set up (as _PyFrame_IsIncomplete decides). From 3.11, *code and *instr get what was read
- * to decide (a code object already checked); before, there is nothing to skip and *code is NULL. */
+ * to decide (a code object already checked); before, there is nothing to skip and *code is NULL. With a
+ * memo, *memo gets the code object's slot and *hit whether it held it: then neither its type nor its
+ * first traceable instruction was read from it. */
 VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t,
-                                  const void *f, int *bad, const void **code, const char **instr)
+                                  const void *f, int *bad, const void **code, const char **instr,
+                                  struct vt_pycode_memos *m, struct vt_pycode_memo **memo, int *hit)
 {
     *code = NULL;
     if (l->frame_owner < 0)
@@ -158,14 +169,20 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
         if (owner == VT_OWNED_BY_CSTACK && l->minor >= 13)
             continue;
         RD(rd, *code, f, l->frame_code);
-        if (!vt_is(rd, *code, t->code)) {
-            if (owner == VT_OWNED_BY_CSTACK)
-                continue;
-            *bad = 1;
-            return NULL;
-        }
+        *memo = m ? vt_memo_slot(m, *code, hit) : NULL;
         int traceable;
-        RD(rd, traceable, *code, l->code_firsttraceable);
+        if (*memo && *hit) {
+            traceable = (*memo)->traceable;
+        } else {
+            if (!vt_is(rd, *code, t->code)) {
+                if (owner == VT_OWNED_BY_CSTACK)
+                    continue;
+                *bad = 1;
+                return NULL;
+            }
+            RD(rd, traceable, *code, l->code_firsttraceable);
+            *hit = 0;
+        }
         RD(rd, *instr, f, l->frame_instr);
         const char *first = (const char *)*code + l->code_adaptive;
         if (owner == VT_OWNED_BY_GENERATOR || *instr >= first + 2 * (long)traceable)
@@ -175,9 +192,31 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
     return NULL;
 }
 
+/* A str's length and its first (up to 8) characters, when it is a compact ASCII one; else its address.
+ * Read a byte at a time, never past the string's end. */
+VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t,
+                                  const void *s)
+{
+    if (!vt_is(rd, s, t->unicode))
+        return (uintptr_t)s;
+    unsigned state;
+    long len;
+    RD(rd, state, s, l->unicode_state);
+    RD(rd, len, s, l->unicode_length);
+    if (!((state >> 5) & 1) || !((state >> 6) & 1) || len < 0)
+        return (uintptr_t)s;
+    uintptr_t v = (uintptr_t)len;
+    for (long i = 0; i < len && i < 8; i++) {
+        unsigned char c;
+        RD(rd, c, s, l->ascii_size + i);
+        v = v * 131 + c;
+    }
+    return v;
+}
+
 /* The frames into key (vt_pywalk); rd says how to read, and the caller closes it. */
 VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate,
-                      uintptr_t *key, int max, uint64_t *hash)
+                      uintptr_t *key, int max, uint64_t *hash, struct vt_pycode_memos *m)
 {
     const void *f;
     if (l->ts_cframe >= 0) {
@@ -193,8 +232,10 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
     uint64_t h = 0;
     const void *code;
     const char *instr = NULL;
-    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr); f && n < max && !rd->failed;
-         f = vt_complete(rd, l, t, vt_back(rd, l, f), &bad, &code, &instr)) {
+    struct vt_pycode_memo *memo = NULL;
+    int hit = 0;
+    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr, m, &memo, &hit); f && n < max && !rd->failed;
+         f = vt_complete(rd, l, t, vt_back(rd, l, f), &bad, &code, &instr, m, &memo, &hit)) {
         if (!code) { /* 3.9, 3.10: read and checked here */
             RD(rd, code, f, l->frame_code);
             if (!vt_is(rd, code, t->code)) {
@@ -215,23 +256,37 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
             addr = (int)(instr - ((const char *)code + l->code_adaptive));
             break;
         }
-        /* The code object's fingerprint, which tells it from another made later at the same address: its
-         * qualified name and line table where the code object has both on the cache line that
-         * vt_complete read (3.11 on: the walk touches two lines of each code object, not three); else
-         * its file, name, line table and first line. */
-        uintptr_t file = 0, name, table;
-        int firstline = 0;
-        if (l->code_qualname >= 0) {
-            RD(rd, name, code, l->code_qualname);
+        /* The code object's fingerprint, which tells it from another made later at the same address: from
+         * 3.11 its line table's address and its qualified name's length and first characters (by content:
+         * a name freed with its code object is often made again at the same address, as code.replace()
+         * in a loop shows), read from the code object's line vt_complete read and from the name; else its
+         * file, name, line table and first line. A memo (3.12+) keeps it, so that a walk reads neither. */
+        uint32_t print;
+        if (memo && hit) {
+            print = memo->print;
         } else {
-            RD(rd, file, code, l->code_filename);
-            RD(rd, name, code, l->code_name);
-            RD(rd, firstline, code, l->code_firstlineno);
+            uintptr_t file = 0, name, table;
+            int firstline = 0;
+            if (l->code_qualname >= 0) {
+                const void *q;
+                RD(rd, q, code, l->code_qualname);
+                name = vt_name_print(rd, l, t, q);
+            } else {
+                RD(rd, file, code, l->code_filename);
+                RD(rd, name, code, l->code_name);
+                RD(rd, firstline, code, l->code_firstlineno);
+            }
+            RD(rd, table, code, l->code_linetable);
+            print = (uint32_t)(((file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull)
+                               >> 32) | 0x80000000u;
+            if (memo) {
+                int traceable = 0;
+                RD(rd, traceable, code, l->code_firsttraceable);
+                *memo = (struct vt_pycode_memo){(uintptr_t)code, m->gen, print, traceable};
+            }
         }
-        RD(rd, table, code, l->code_linetable);
-        uint64_t print = (file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull;
         key[2 * n] = (uintptr_t)code;
-        key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)((uint32_t)(print >> 32) | 0x80000000u) << 32);
+        key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)print << 32);
         h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
         n++;
     }
@@ -242,14 +297,15 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
 }
 
 int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
-              uint64_t *hash, int careful)
+              uint64_t *hash, int careful, struct vt_pycode_memos *memo)
 {
     if (!careful) {
         struct vt_rd plain = {.careful = 0};
-        return vt_walk(&plain, l, t, tstate, key, max, hash);
+        /* Memos only from 3.11, where a frame says whether it is complete from its code object's fields. */
+        return vt_walk(&plain, l, t, tstate, key, max, hash, memo && memo->n && l->frame_owner >= 0 ? memo : NULL);
     }
     struct vt_rd rd = {.careful = 1};
-    int n = vt_walk(&rd, l, t, tstate, key, max, hash);
+    int n = vt_walk(&rd, l, t, tstate, key, max, hash, NULL);
     vt_rd_done(&rd);
     return n;
 }

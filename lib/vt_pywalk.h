@@ -23,6 +23,22 @@ struct vt_pytypes {
 #define VT_PYWALK_ADDR(key, i) ((int32_t)(uint32_t)(key)[2 * (i) + 1])
 #define VT_PYWALK_PRINT(key, i) ((uint32_t)((key)[2 * (i) + 1] >> 32))
 
+/* What a walk may remember of the code objects it read (3.11 on): a code object's fingerprint and first
+ * traceable instruction, good while no code object has been destroyed since (gen, which the caller
+ * keeps through the interpreter's code watchers: a live code object's address is then another's only
+ * after a destruction). A memo makes the walk read each frame and not its code object; NULL: none. */
+struct vt_pycode_memo {
+    uintptr_t code;
+    uint64_t gen;
+    uint32_t print;
+    int32_t traceable;
+};
+struct vt_pycode_memos {
+    struct vt_pycode_memo *slot; /* n slots, by the code object's address */
+    unsigned n;
+    uint64_t gen; /* the destructions counted when the walk began */
+};
+
 /* careful: every read goes through the kernel (written into a pipe and read back), so memory that is
  * not mapped fails the walk instead of crashing the program: for the walk that checks a layout before
  * it is trusted. 1 when careful reads work here (they need a pipe: two descriptors, for the check). */
@@ -32,7 +48,7 @@ int vt_pywalk_can_check(void);
  * the key. Returns the number of frames, or -1 when something read is not what the layout says (the
  * walk is then not to be trusted again). */
 int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
-              uint64_t *hash, int careful);
+              uint64_t *hash, int careful, struct vt_pycode_memos *memo);
 
 /* The file and function (qualified from 3.11) of a code object seen in a walk, malloc'd UTF-8; -1
  * when either is not a string we can read (or out of memory). The code object must be alive: call it

@@ -10,6 +10,7 @@
 struct vt_tcache {
     struct vt_tcache_slot slot[VT_TCACHE_TABLES][VT_TCACHE_SLOTS];
     struct vt_tcache_pair pair[VT_TCACHE_SLOTS];
+    struct vt_pycode_memo memo[VT_TCACHE_SLOTS];
 };
 
 #define VT_TCACHE_GONE ((struct vt_tcache *)1)
@@ -56,4 +57,10 @@ struct vt_tcache_pair *vt_tcache_pair(uint64_t h)
 {
     struct vt_tcache *c = vt_tcache_get();
     return c ? &c->pair[h % VT_TCACHE_SLOTS] : NULL;
+}
+
+struct vt_pycode_memo *vt_tcache_memo(void)
+{
+    struct vt_tcache *c = vt_tcache_get();
+    return c ? c->memo : NULL;
 }

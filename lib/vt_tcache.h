@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "vt_pywalk.h"
+
 #define VT_TCACHE_SLOTS 512
 
 enum vt_tcache_table { VT_TCACHE_STACKS, VT_TCACHE_PYSTACKS, VT_TCACHE_TABLES };
@@ -30,5 +32,9 @@ struct vt_tcache_pair {
     uint32_t checks; /* unwinds that found the same frames again */
 };
 struct vt_tcache_pair *vt_tcache_pair(uint64_t h);
+
+/* The calling thread's memo of code objects for its frame walks (vt_pywalk.h): VT_TCACHE_SLOTS slots,
+ * or NULL. */
+struct vt_pycode_memo *vt_tcache_memo(void);
 
 #endif

@@ -147,8 +147,8 @@ int main(void)
     for (int minor = 9; minor <= 13; minor++) {
         uint64_t h;
         const struct vt_pylayout *l = vt_pylayout_for(minor);
-        failed += vt_pywalk(l, &types, garbage, key, 32, &h, 1) < 0;
-        failed += vt_pywalk(l, &types, (const void *)0x1000, key, 32, &h, 1) < 0;
+        failed += vt_pywalk(l, &types, garbage, key, 32, &h, 1, NULL) < 0;
+        failed += vt_pywalk(l, &types, (const void *)0x1000, key, 32, &h, 1, NULL) < 0;
         char *file, *func;
         failed += vt_pywalk_names(l, &types, (uintptr_t)garbage, &file, &func, 1) < 0;
         key[0] = (uintptr_t)garbage;

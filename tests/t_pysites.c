@@ -367,6 +367,45 @@ static void test_native_reuse(void)
     run_free(&r);
 }
 
+/* Code objects made and dropped while the program runs: a walk that remembers code objects (3.12+, with
+ * the interpreter's code watcher) must not take a new one for the dead one at its address. Every
+ * version: each allocation is named by the function that made it. */
+static void check_recode(const char *python, const char *tag)
+{
+    struct run r;
+    struct vt_dumpfile d;
+    char p[700];
+    run_py(&r, python, "recode", NULL);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && load_dump(p, &d) == 0,
+            "%s recode: 60 functions made by code.replace(), one dump", tag)) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    int right = 0, first_wrong = 0;
+    for (int i = 1; i <= 60; i++) {
+        const struct vt_df_alloc *a = find_alloc(&d, 4096u * (unsigned)i);
+        const struct vt_df_stack *st = a ? vt_df_stack(&d, a->stack) : NULL;
+        const struct vt_df_pystack *ps = st ? vt_df_pystack(&d, st->pystack) : NULL;
+        const struct vt_df_pyframe *caller = ps && ps->n > 1 ? vt_df_pyframe(&d, ps->frames[1]) : NULL;
+        char want[32];
+        snprintf(want, sizeof want, "made_%d", i);
+        if (caller && !strcmp(caller->func, want))
+            right++;
+        else if (!first_wrong)
+            first_wrong = i;
+    }
+    ok(right == 60, "%s recode: each allocation named by the function that made it (%d of 60; first wrong: %d)", tag,
+       right, first_wrong);
+    vt_dumpfile_free(&d);
+    run_free(&r);
+}
+
+static void test_recode(void)
+{
+    each_python(check_recode);
+}
+
 static void test_diff_trend(void)
 {
     struct run r, c;
@@ -642,6 +681,7 @@ int main(void)
     test_shapes();
     test_self_parts();
     test_native_reuse();
+    test_recode();
     check_gil("gil", 0);
     check_gil("gilwalk", 1);
     test_walk_faults();

@@ -11,6 +11,8 @@
 #        shapes: allocations from a generator, a coroutine, deep recursion, a thread that exits, an
 #               except block, a comprehension, a lambda, a decorator's wrapper, a class body, one dump
 #        many:  1,000 allocations and frees through Server.churn (GIL released), one dump
+#        recode: 60 functions made from one by code.replace(), each called once (an allocation of its own
+#               size, 4 KiB times its number) and dropped: each new code object takes the dead one's address
 #        paths: from one Python line, 100 allocations through native path a (4 KiB each), then 400 taking
 #               paths a and b in turn (b: 8 KiB), all kept, one dump
 import ctypes
@@ -18,6 +20,7 @@ import os
 import sys
 import threading
 import time
+import types
 
 held = ctypes.PyDLL(sys.argv[1])
 released = ctypes.CDLL(sys.argv[1])
@@ -174,6 +177,22 @@ if mode in ("gil", "gilwalk"):
     dump()
 if mode == "shapes":
     shapes()
+    dump()
+def made_0():
+    return alloc_sized(4096)
+
+
+if mode == "recode":
+    base = made_0.__code__
+    for i in range(1, 61):
+        names = {"co_name": "made_%d" % i}
+        if sys.version_info >= (3, 11):
+            names["co_qualname"] = "made_%d" % i
+        code = base.replace(co_consts=tuple(4096 * i if c == 4096 else c for c in base.co_consts), **names)
+        made = types.FunctionType(code, globals())
+        del code
+        made()
+        del made
     dump()
 if mode == "paths":
     for i in range(500):
