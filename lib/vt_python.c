@@ -398,8 +398,13 @@ int vt_py_watch_code(int (*cb)(int event, void *code))
 {
     if (!vt_py.code_watch)
         return -1;
+    /* The thread may be inside an except block of the program's: its exception is put back as it was,
+     * and the one a failure raises (every watcher slot taken) is not left behind. */
+    vt_pyobject *type, *value, *tb;
+    vt_py.err_fetch(&type, &value, &tb);
     int id = vt_py.code_watch(cb);
     if (id < 0)
-        vt_py.err_clear(); /* all watcher slots taken: said by an exception we do not leave behind */
+        vt_py.err_clear();
+    vt_py.err_restore(type, value, tb);
     return id;
 }
