@@ -6,7 +6,8 @@
 # pieces of work between sleep(0)), as a server's other threads do. BENCH_EVICT=N (with BENCH_EVICT_LIB,
 # bench/evict.c built as a shared object) touches N random cache lines of a large buffer before each
 # request, as a real program's work evicts the library's data. Prints the median microseconds per
-# request of several batches (or takes turns, bench/turns.py).
+# request of several batches (or takes turns, bench/turns.py). BENCH_DISTINCT=1: the 40 frames are 40
+# functions of their own (as a model's forward pass is), not one recursing.
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
 import os
@@ -63,10 +64,21 @@ def down(k, path):
     return WAYS[path & 3](k, path)
 
 
+if os.environ.get("BENCH_DISTINCT") == "1":
+    # level_K calls level_K-1 ... level_{LEVELS+1} calls down(): DEPTH - LEVELS functions of their own.
+    chain = {"down": down}
+    for k in range(LEVELS + 1, DEPTH + 1):
+        exec("def level_%d(k, path):\n    return %s(k - 1, path)\n"
+             % (k, "down" if k == LEVELS + 1 else "level_%d" % (k - 1)), chain)
+    top = chain["level_%d" % DEPTH]
+else:
+    top = down
+
+
 def batch(n):
     t = time.perf_counter()
     for i in range(n):
-        down(DEPTH, i % 4 ** LEVELS)
+        top(DEPTH, i % 4 ** LEVELS)
     return (time.perf_counter() - t) / n * 1e6
 
 

@@ -4,13 +4,13 @@
 # `vramtrace diff --json`'s self_cost between them: ns a hook call, of which reading Python frames and
 # unwinding native ones. EVICT=N touches N random cache lines before each request (bench/evict.c), as a
 # real program evicts the library's data; LEVELS=4 gives 256 call paths (BENCH_LEVELS); PY=python3.12 runs
-# another interpreter.
+# another interpreter; DISTINCT=1 makes the 40 frames 40 functions of their own (BENCH_DISTINCT).
 #   selfcost_cpu.sh ROUNDS CPU LIB[:VAR=VALUE,...]...   (e.g. an older build's libvramtrace.so against build/'s,
 #                                                          or build/'s with VRAMTRACE_PY_NATIVE_DEPTH=4)
 set -u
 B=$PWD/build
 ROUNDS=$1 CPU=$2; shift 2
-export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 BENCH_EVICT=${EVICT:-0} BENCH_EVICT_LIB=$B/bench_evict.so \
+export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 BENCH_EVICT=${EVICT:-0} BENCH_EVICT_LIB=$B/bench_evict.so BENCH_DISTINCT=${DISTINCT:-0} \
   BENCH_LEVELS=${LEVELS:-2}
 cc -O2 -shared -fPIC -o "$B/bench_evict.so" bench/evict.c
 D=$(mktemp -d)
