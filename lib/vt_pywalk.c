@@ -193,7 +193,7 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
 }
 
 /* A str's length and its first (up to 8) characters, when it is a compact ASCII one; else its address.
- * Read a byte at a time, never past the string's end. */
+ * Never read past the string's end (a short one a byte at a time). */
 VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t,
                                   const void *s)
 {
@@ -205,13 +205,17 @@ VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l,
     RD(rd, len, s, l->unicode_length);
     if (!((state >> 5) & 1) || !((state >> 6) & 1) || len < 0)
         return (uintptr_t)s;
-    uintptr_t v = (uintptr_t)len;
-    for (long i = 0; i < len && i < 8; i++) {
-        unsigned char c;
-        RD(rd, c, s, l->ascii_size + i);
-        v = v * 131 + c;
+    uint64_t head = 0;
+    if (len >= 8) {
+        RD(rd, head, s, l->ascii_size);
+    } else {
+        for (long i = 0; i < len; i++) {
+            unsigned char c;
+            RD(rd, c, s, l->ascii_size + i);
+            head = head << 8 | c;
+        }
     }
-    return v;
+    return (uintptr_t)(head * 0x9e3779b97f4a7c15ull ^ (uint64_t)len);
 }
 
 /* The frames into key (vt_pywalk); rd says how to read, and the caller closes it. */
