@@ -14,10 +14,8 @@
 
 #include "vt_bridge.h"
 #include "vt_config.h"
-#include "vt_dumper.h"
 #include "vt_history.h"
 #include "vt_python.h"
-#include "vt_settings.h"
 #include "vt_table.h"
 #include "vt_thread.h"
 
@@ -150,7 +148,7 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
     struct vt_job local = {0}, *j = &local;
     const char *status;
     int keep = 1;
-    char hist[160];
+    char hist[VT_HISTORY_TEXT];
     vt_history_text(hist, sizeof hist);
     /* With VRAMTRACE_TORCH_HISTORY=dump, the first dump while the interpreter runs arms the history,
      * so that what grows after it has block stacks; until then torch pays nothing for it. */

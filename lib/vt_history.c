@@ -38,7 +38,7 @@ static pthread_mutex_t vt_hist_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t vt_hist_due_ns;  /* WAIT: when to ask again; SAMPLING: when the window ends or the next begins */
 static int vt_hist_window;       /* SAMPLING: the history is on now */
 static int vt_hist_queued;       /* SAMPLING: a switch waits for the main thread */
-static char vt_hist_result[160]; /* what the last attempt said, for the dumps */
+static char vt_hist_result[VT_HISTORY_TEXT]; /* what the last attempt said, for the dumps */
 
 static int vt_sampled(void)
 {

@@ -24,7 +24,8 @@ int vt_history_wait_ms(void);
 /* A dump is being taken (not at exit): with VRAMTRACE_TORCH_HISTORY=dump the first one switches the
  * history on. */
 void vt_history_dump_seen(void);
-/* The dump's record: "STATE DETAIL" (docs/FORMAT.md, history). */
+/* The dump's record: "STATE DETAIL" (docs/FORMAT.md, history), at most VT_HISTORY_TEXT bytes. */
+#define VT_HISTORY_TEXT 160
 void vt_history_text(char *out, size_t len);
 
 void vt_history_init(void);
