@@ -5,6 +5,7 @@
 # decode alone (the last WINDOW of the run's time: the model is built and warmed up before): by shared
 # object, the library's own functions, the library's functions with what they call, the hottest symbols.
 #   profile_gpu.sh default|async [VAR=VALUE ...]     (CPUS=6, BATCHES=24 of 3 requests, WINDOW=40%-100%;
+#                                                     ANNOTATE="fn ...": their hot instructions;
 #                                                     results also in $OUT when set)
 set -u
 B=$PWD/build
@@ -32,6 +33,11 @@ tail -2 /tmp/$name.run.txt
   $PERF report -i "$data" --time "$WINDOW" --children --sort sym --stdio -g none 2>/dev/null | grep '%' | grep -E ' vt_|cuMem|cudaMalloc|cudaFree' | head -40
   echo "== hottest symbols"
   head -50 /tmp/$name.flat
+  # Which instructions of the library's hottest functions the samples fell on (where a load waits).
+  for fn in ${ANNOTATE:-}; do
+    echo "== annotate $fn (instructions with 0.5 % or more of its samples)"
+    $PERF annotate -i "$data" --stdio -s "$fn" 2>/dev/null | awk -F: '$1 + 0 >= 0.5' | head -60
+  done
 } > /tmp/$name.txt 2>&1
 cat /tmp/$name.txt
 [ -n "${OUT:-}" ] && cp /tmp/$name.txt /tmp/$name.run.txt "$OUT/"

@@ -6,11 +6,11 @@
 # counters of one run. Separate processes interleaved by rounds could not resolve 2 %: on the H200
 # machine one bare process ran its batches at 84 to 172 tokens/s, and processes a minute apart differed
 # as much; batches seconds apart in turn see the same machine.
-#   serving_gpu.sh default|async [CYCLES]      (CYCLES 0: the one-process figures alone; CPUS=6 by default: not the first cores, which serve the
+#   serving_gpu.sh default|async [CYCLES]      (LIB: another build of the library; CYCLES 0: the one-process figures alone; CPUS=6 by default: not the first cores, which serve the
 #                                                machine's own interrupts and agents)
 set -u
 B=$PWD/build
-ALLOC=$1 CYCLES=${2:-30} CPUS=${CPUS:-6}
+ALLOC=$1 CYCLES=${2:-30} CPUS=${CPUS:-6} LIB=${LIB:-$B/libvramtrace.so}
 export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 if [ "$ALLOC" = async ]; then
   export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
@@ -26,7 +26,7 @@ fi
 # CONFS="bare NAME:ITEM,..." runs those configurations instead (bench/pingpong.py's words).
 [ -n "${CONFS:-}" ] && set -- $CONFS
 echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPUS:"
-[ "$CYCLES" = 0 ] || python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$B/libvramtrace.so" "$@" -- \
+[ "$CYCLES" = 0 ] || python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$LIB" "$@" -- \
   python3 bench/gpt2_decode.py 1 3 | tee /tmp/serving_$ALLOC.txt
 [ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
 # What the library cost one process in between two dumps, by its own count (vramtrace diff's
@@ -37,7 +37,7 @@ echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPU
 # configurations for the first ("name:VAR=value,VAR=value ...").
 [ "${ONE_RUN:-1}" = 0 ] && exit 0
 for conf in ${SELF_CONFS:-defaults python_off:VRAMTRACE_PYTHON=0}; do
-  env LD_PRELOAD=$B/libvramtrace.so VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p' | tr , ' ') \
+  env LD_PRELOAD=$LIB VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p' | tr , ' ') \
     taskset -c "$CPUS" python3 bench/gpt2_decode.py 10 3 selfcost > /tmp/one.txt 2>&1
   set -- $(awk '/^dump/ {print $2}' /tmp/one.txt | tail -2)
   tokens=$(awk '$1 == "tokens" {print $2}' /tmp/one.txt)

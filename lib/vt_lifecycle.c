@@ -24,7 +24,9 @@
 #include "vt_pystack.h"
 #include "vt_real.h"
 #include "vt_signal.h"
+#include "vt_stripe.h"
 #include "vt_stack.h"
+#include "vt_stripe.h"
 #include "vt_table.h"
 
 __thread int vt_locks_held __attribute__((tls_model("initial-exec")));
@@ -70,10 +72,12 @@ static void vt_atfork_prepare(void)
     vt_stack_atfork_prepare();
     vt_pystack_atfork_prepare();
     vt_table_atfork_prepare();
+    vt_stripe_atfork_prepare(); /* last: a thread picking its stripe holds no other lock of ours meanwhile */
 }
 
 static void vt_atfork_parent(void)
 {
+    vt_stripe_atfork_parent();
     vt_table_atfork_parent();
     vt_pystack_atfork_parent();
     vt_stack_atfork_parent();
@@ -81,6 +85,7 @@ static void vt_atfork_parent(void)
 
 static void vt_atfork_child(void)
 {
+    vt_stripe_atfork_child();
     vt_table_atfork_child();
     vt_pystack_atfork_child();
     vt_stack_atfork_child();

@@ -282,6 +282,10 @@ void vt_pycapture_write(struct vt_out *f)
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, "counter %s %llu\n", counters[i].name,
                 (unsigned long long)vt_stripe_sum(counters[i].v, __ATOMIC_RELAXED));
+    uint64_t frames, code_reads, lookups;
+    vt_pystack_counters(&frames, &code_reads, &lookups);
+    vt_outf(f, "counter py_frames %llu\ncounter py_code_reads %llu\ncounter py_lookups %llu\n",
+            (unsigned long long)frames, (unsigned long long)code_reads, (unsigned long long)lookups);
 }
 
 void vt_pycapture_atfork_child(void)

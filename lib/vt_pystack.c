@@ -24,6 +24,7 @@
 #include "vt_log.h"
 #include "vt_pystack.h"
 #include "vt_python.h"
+#include "vt_stripe.h"
 #include "vt_tcache.h"
 
 struct vt_pycode {
@@ -67,6 +68,8 @@ static const struct vt_pylayout *vt_layout; /* set once the walk may be used */
 static uint64_t vt_code_gen;
 static int vt_code_watched;
 static struct vt_pytypes vt_types;
+/* What the walks did (vt_pystack_counters). */
+static struct vt_stripe vt_pys_frames[VT_STRIPES], vt_pys_code_reads[VT_STRIPES], vt_pys_lookups[VT_STRIPES];
 /* Tests only (VRAMTRACE_FAKE_PYWALK): "mismatch" makes the check disagree, "corrupt" makes the third
  * walk find memory not as expected, so that both ways back to the interpreter's API are exercised. */
 static int vt_fault_mismatch, vt_fault_corrupt, vt_walks;
@@ -182,10 +185,10 @@ static const struct vt_pyframe *vt_pyframe_get_locked(const struct vt_pycode *co
 static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
 {
     /* A stack this thread met lately: no lock (stacks never change or go away once published). */
-    struct vt_tcache_slot *tc = vt_tcache_slot(VT_TCACHE_PYSTACKS, h);
-    const struct vt_pystk *seen = tc ? tc->item : NULL;
-    if (seen && tc->h == h && seen->n == (uint32_t)n && !memcmp(seen->key, key, 2 * (size_t)n * sizeof *key))
+    const struct vt_pystk *seen = vt_tcache_find(VT_TCACHE_PYSTACKS, h);
+    if (seen && seen->n == (uint32_t)n && !memcmp(seen->key, key, 2 * (size_t)n * sizeof *key))
         return seen->id;
+    vt_stripe_add(vt_pys_lookups, 1, __ATOMIC_RELAXED);
     struct vt_pystk *s;
     unsigned hv = (unsigned)h;
     pthread_once(&vt_pys_once, vt_pys_init);
@@ -194,8 +197,8 @@ static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
     HASH_FIND_BYHASHVALUE(hh, vt_pys_shards[h >> 60].by_key, key, 2 * (size_t)n * sizeof *key, hv, s);
     uint32_t id = s ? s->id : 0;
     vt_mutex_unlock(lock);
-    if (id && tc)
-        *tc = (struct vt_tcache_slot){h, s};
+    if (id)
+        vt_tcache_put(VT_TCACHE_PYSTACKS, h, s);
     return id;
 }
 
@@ -301,12 +304,26 @@ uint32_t vt_pystack_walk(void *tstate, int *failed)
 {
     uintptr_t key[2 * VT_PY_DEPTH_MAX];
     uint64_t h;
-    struct vt_pycode_memos memo = {NULL, 0, 0};
-    if (__atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE) && (memo.slot = vt_tcache_memo())) {
-        memo.n = VT_TCACHE_SLOTS;
+    struct vt_pycode_memos memo = {0};
+    uint64_t *cleared;
+    int cached = vt_tcache_walk(&memo, &cleared) == 0;
+    if (cached && __atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE)) {
         memo.gen = __atomic_load_n(&vt_code_gen, __ATOMIC_ACQUIRE);
+        /* Slots keep 16 bits of the count they were written at (vt_pywalk.h). */
+        if (memo.gen - *cleared >= 1u << 15) {
+            memset(memo.slot, 0, VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS * sizeof *memo.slot);
+            *cleared = memo.gen;
+            memo.nold = 0; /* its entries' 16 bits too */
+        }
+    } else {
+        memo.slot = NULL;
     }
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, &memo);
+    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, cached ? &memo : NULL);
+    if (n > 0) {
+        vt_stripe_add(vt_pys_frames, (uint64_t)n, __ATOMIC_RELAXED);
+        if (!memo.slot || memo.reads)
+            vt_stripe_add(vt_pys_code_reads, memo.slot ? memo.reads : (uint64_t)n, __ATOMIC_RELAXED);
+    }
     if (vt_fault_corrupt && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
         n = -1;
     *failed = n < 0;
@@ -346,6 +363,13 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
     if (!__atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE) && vt_py_watch_code(vt_code_event) >= 0)
         __atomic_store_n(&vt_code_watched, 1, __ATOMIC_RELEASE);
     return NULL;
+}
+
+void vt_pystack_counters(uint64_t *frames, uint64_t *code_reads, uint64_t *lookups)
+{
+    *frames = vt_stripe_sum(vt_pys_frames, __ATOMIC_RELAXED);
+    *code_reads = vt_stripe_sum(vt_pys_code_reads, __ATOMIC_RELAXED);
+    *lookups = vt_stripe_sum(vt_pys_lookups, __ATOMIC_RELAXED);
 }
 
 uint32_t vt_pystack_count(void)
@@ -412,4 +436,7 @@ void vt_pystack_atfork_child(void)
 {
     /* The child's code objects are the parent's, and so are our references to them. */
     vt_pys_unlock_all();
+    memset(vt_pys_frames, 0, sizeof vt_pys_frames);
+    memset(vt_pys_code_reads, 0, sizeof vt_pys_code_reads);
+    memset(vt_pys_lookups, 0, sizeof vt_pys_lookups);
 }

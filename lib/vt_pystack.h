@@ -27,6 +27,10 @@ const char *vt_pystack_check(void *tstate, uint32_t *id);
  * (count: vt_pystack_count() when used was made). Ids in the dump are ours plus frame_base and
  * stack_base, so that they never meet the bridges' own. */
 uint32_t vt_pystack_count(void);
+/* What the walks did: frames read, of those the ones whose code object was read (not in the thread's
+ * memo: its first walk, or after one was destroyed), and walks whose stack the thread's cache did not
+ * hold (looked up under a shard's lock). */
+void vt_pystack_counters(uint64_t *frames, uint64_t *code_reads, uint64_t *lookups);
 void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base);
 
 void vt_pystack_atfork_prepare(void);

@@ -143,12 +143,43 @@ VT_INLINE const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, con
     return b;
 }
 
-/* The memo's slot for a code object, and whether it holds that object as of this walk. */
+/* The memo's slot holding a code object as of this walk (*hit), else the one to write it in: the slot
+ * of an older count or an empty one, else one of the full set in turn. */
 VT_INLINE struct vt_pycode_memo *vt_memo_slot(struct vt_pycode_memos *m, const void *code, int *hit)
 {
-    struct vt_pycode_memo *s = &m->slot[(((uintptr_t)code >> 4) * 0x9e3779b97f4a7c15ull >> 32) % m->n];
-    *hit = s->code == (uintptr_t)code && s->gen == m->gen;
-    return s;
+    struct vt_pycode_memo *set =
+        &m->slot[(((uintptr_t)code >> 4) * 0x9e3779b97f4a7c15ull >> 32) % VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS];
+    uint16_t gen = (uint16_t)m->gen;
+    for (int w = 0; w < VT_PYCODE_MEMO_WAYS; w++)
+        if (set[w].code == (uintptr_t)code && set[w].gen == gen) {
+            *hit = 1;
+            return &set[w];
+        }
+    *hit = 0;
+    for (int w = 0; w < VT_PYCODE_MEMO_WAYS; w++)
+        if (!set[w].code || set[w].gen != gen || set[w].code == (uintptr_t)code)
+            return &set[w];
+    return &set[(*m->turn)++ % VT_PYCODE_MEMO_WAYS];
+}
+
+/* What is known of the code object of frame f: from the last walk's trail when f is a frame it went
+ * through, still with that code object (its entry read as a copy: the trail is not the memo, and a
+ * hit only reads it), else from the memo. *j is where the trail was left: frames lie below each other
+ * in the data stack, so the cursor only moves down; a frame out of that order (a generator's) is
+ * looked up in the memo. */
+VT_INLINE struct vt_pycode_memo *vt_trail_memo(struct vt_pycode_memos *m, const void *f, const void *code, unsigned *j,
+                                               int *hit)
+{
+    if (m->old) {
+        while (*j < m->nold && (uintptr_t)m->old[*j].frame > (uintptr_t)f)
+            (*j)++;
+        const struct vt_pywalk_step *o = *j < m->nold ? &m->old[*j] : NULL;
+        if (o && o->frame == f && o->memo.code == (uintptr_t)code && o->memo.gen == (uint16_t)m->gen) {
+            *hit = 1;
+            return (struct vt_pycode_memo *)&o->memo;
+        }
+    }
+    return vt_memo_slot(m, code, hit);
 }
 
 /* The first frame at or below f that the interpreter would report: not a shim on the C stack, not one
@@ -158,7 +189,7 @@ VT_INLINE struct vt_pycode_memo *vt_memo_slot(struct vt_pycode_memos *m, const v
  * first traceable instruction was read from it. */
 VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t,
                                   const void *f, int *bad, const void **code, const char **instr,
-                                  struct vt_pycode_memos *m, struct vt_pycode_memo **memo, int *hit)
+                                  struct vt_pycode_memos *m, unsigned *j, struct vt_pycode_memo **memo, int *hit)
 {
     *code = NULL;
     if (l->frame_owner < 0)
@@ -169,7 +200,7 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
         if (owner == VT_OWNED_BY_CSTACK && l->minor >= 13)
             continue;
         RD(rd, *code, f, l->frame_code);
-        *memo = m ? vt_memo_slot(m, *code, hit) : NULL;
+        *memo = m && m->slot ? vt_trail_memo(m, f, *code, j, hit) : NULL;
         int traceable;
         if (*memo && *hit) {
             traceable = (*memo)->traceable;
@@ -218,6 +249,21 @@ VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l,
     return (uintptr_t)(head * 0x9e3779b97f4a7c15ull ^ (uint64_t)len);
 }
 
+/* The walk is a chain of loads, each waiting for the one before; between two allocations the program's
+ * own work has pushed the frames out of the near caches, so each step would wait the whole way to
+ * memory (~40 ns a frame on the H200's host). Most of a thread's frames are where they were at its last
+ * walk (the outer ones are the same calls, and a call made again lands where the last one was), so
+ * those addresses are asked for all at once first (a prefetch never faults, whatever is there now) and
+ * come in together, while the walk starts. Each frame's first line and the one holding its owner byte,
+ * the last field read. */
+VT_INLINE void vt_prefetch_trail(const struct vt_pylayout *l, const struct vt_pycode_memos *m)
+{
+    for (unsigned i = 0; i < m->nold; i++) {
+        __builtin_prefetch(m->old[i].frame, 0, 3);
+        __builtin_prefetch((const char *)m->old[i].frame + l->frame_owner, 0, 3);
+    }
+}
+
 /* The frames into key (vt_pywalk); rd says how to read, and the caller closes it. */
 VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate,
                       uintptr_t *key, int max, uint64_t *hash, struct vt_pycode_memos *m)
@@ -232,14 +278,17 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
     } else {
         RD(rd, f, tstate, l->ts_frame);
     }
+    if (m && m->old)
+        vt_prefetch_trail(l, m);
+    unsigned j = 0;
     int n = 0, bad = 0;
     uint64_t h = 0;
     const void *code;
     const char *instr = NULL;
     struct vt_pycode_memo *memo = NULL;
     int hit = 0;
-    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr, m, &memo, &hit); f && n < max && !rd->failed;
-         f = vt_complete(rd, l, t, vt_back(rd, l, f), &bad, &code, &instr, m, &memo, &hit)) {
+    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr, m, &j, &memo, &hit); f && n < max && !rd->failed;
+         f = vt_complete(rd, l, t, vt_back(rd, l, f), &bad, &code, &instr, m, &j, &memo, &hit)) {
         if (!code) { /* 3.9, 3.10: read and checked here */
             RD(rd, code, f, l->frame_code);
             if (!vt_is(rd, code, t->code)) {
@@ -266,8 +315,10 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
          * in a loop shows), read from the code object's line vt_complete read and from the name; else its
          * file, name, line table and first line. A memo (3.12+) keeps it, so that a walk reads neither. */
         uint32_t print;
+        struct vt_pycode_memo known = {0};
         if (memo && hit) {
             print = memo->print;
+            known = *memo;
         } else {
             uintptr_t file = 0, name, table;
             int firstline = 0;
@@ -286,14 +337,20 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
             if (memo) {
                 int traceable = 0;
                 RD(rd, traceable, code, l->code_firsttraceable);
-                *memo = (struct vt_pycode_memo){(uintptr_t)code, m->gen, print, traceable};
+                m->reads++;
+                if (traceable >= 0 && traceable <= UINT16_MAX)
+                    *memo = known = (struct vt_pycode_memo){(uintptr_t)code, print, (uint16_t)traceable, (uint16_t)m->gen};
             }
         }
+        if (m && m->trail && n < VT_PYWALK_TRAIL)
+            m->trail[n] = (struct vt_pywalk_step){f, known};
         key[2 * n] = (uintptr_t)code;
         key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)print << 32);
         h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
         n++;
     }
+    if (m && m->trail)
+        *m->ntrail = n < VT_PYWALK_TRAIL ? (unsigned)n : VT_PYWALK_TRAIL;
     if (bad || rd->failed)
         return -1;
     *hash = vt_hash_end(h, n);
@@ -305,8 +362,9 @@ int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const voi
 {
     if (!careful) {
         struct vt_rd plain = {.careful = 0};
-        /* Memos only from 3.11, where a frame says whether it is complete from its code object's fields. */
-        return vt_walk(&plain, l, t, tstate, key, max, hash, memo && memo->n && l->frame_owner >= 0 ? memo : NULL);
+        /* Memos and trails only from 3.11, where a frame says whether it is complete from its code object's
+         * fields and frames lie in the thread's data stack. */
+        return vt_walk(&plain, l, t, tstate, key, max, hash, memo && l->frame_owner >= 0 ? memo : NULL);
     }
     struct vt_rd rd = {.careful = 1};
     int n = vt_walk(&rd, l, t, tstate, key, max, hash, NULL);

@@ -26,17 +26,37 @@ struct vt_pytypes {
 /* What a walk may remember of the code objects it read (3.11 on): a code object's fingerprint and first
  * traceable instruction, good while no code object has been destroyed since (gen, which the caller
  * keeps through the interpreter's code watchers: a live code object's address is then another's only
- * after a destruction). A memo makes the walk read each frame and not its code object; NULL: none. */
+ * after a destruction). A memo makes the walk read each frame and not its code object; slot NULL: none. Sets of four
+ * 16-byte slots, one cache line each, picked by the code object's address. A slot keeps the low 16 bits
+ * of the count it was written at; the caller empties the memo before the count has moved 2^15 past its
+ * last emptying, so that those bits tell the count exactly. */
+#define VT_PYCODE_MEMO_WAYS 4
+#define VT_PYCODE_MEMO_SETS 512
 struct vt_pycode_memo {
-    uintptr_t code;
-    uint64_t gen;
+    uintptr_t code; /* 0: empty */
     uint32_t print;
-    int32_t traceable;
+    uint16_t traceable;
+    uint16_t gen;
 };
 struct vt_pycode_memos {
-    struct vt_pycode_memo *slot; /* n slots, by the code object's address */
-    unsigned n;
-    uint64_t gen; /* the destructions counted when the walk began */
+    struct vt_pycode_memo *slot; /* VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS slots, 64-byte aligned; NULL: none */
+    uint64_t gen;                /* the destructions counted when the walk began */
+    unsigned *turn;              /* the thread's turn for which slot of a full set to overwrite */
+    unsigned reads;              /* out: the frames whose code object the walk read (not in the memo) */
+    /* The frames the thread's last walk went through, with what the memo said of their code objects
+     * (old, nold; at most VT_PYWALK_TRAIL), and where this walk leaves its own (trail, *ntrail); NULL:
+     * none kept. The old frames are asked for from memory all at once before the walk, which then finds
+     * most of them near, and a frame found where it was, with the same code object, needs no memo look-up
+     * (vt_pywalk.c). */
+    const struct vt_pywalk_step *old;
+    unsigned nold;
+    struct vt_pywalk_step *trail;
+    unsigned *ntrail;
+};
+#define VT_PYWALK_TRAIL 32
+struct vt_pywalk_step {
+    const void *frame;
+    struct vt_pycode_memo memo; /* code 0: nothing known */
 };
 
 /* careful: every read goes through the kernel (written into a pipe and read back), so memory that is

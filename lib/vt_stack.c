@@ -83,9 +83,8 @@ static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
     uint64_t hk = vt_key_hash(key, n);
     /* A stack this thread met lately: no lock, so threads allocating from one call site do not queue on
      * its shard. */
-    struct vt_tcache_slot *tc = vt_tcache_slot(VT_TCACHE_STACKS, hk);
-    const struct vt_stack *seen = tc ? tc->item : NULL;
-    if (seen && tc->h == hk && seen->n == n && !memcmp(seen->pc, key, len))
+    const struct vt_stack *seen = vt_tcache_find(VT_TCACHE_STACKS, hk);
+    if (seen && seen->n == n && !memcmp(seen->pc, key, len))
         return seen;
     /* The shard: from the innermost return address and the depth, which differ between most stacks. */
     uint64_t h = ((uint64_t)key[0] ^ ((uint64_t)n << 48) ^ (n > 1 ? (uint64_t)key[1] << 7 : 0)) * 0x9e3779b97f4a7c15ull;
@@ -121,8 +120,7 @@ static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some call sites are not recorded");
         return NULL;
     }
-    if (tc)
-        *tc = (struct vt_tcache_slot){hk, s};
+    vt_tcache_put(VT_TCACHE_STACKS, hk, s);
     return s;
 }
 
@@ -200,7 +198,7 @@ uint32_t vt_stack_capture(void)
     int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
     /* Frames above Python ones that this thread unwound lately for the same Python stack and caller. */
     uintptr_t caller = py && depth > 0 ? vt_program_caller() : 0;
-    struct vt_tcache_pair *rc = caller ? vt_tcache_pair(vt_pair_hash(py, caller)) : NULL;
+    struct vt_tcache_pair *rc = caller ? vt_tcache_pair(vt_pair_hash(py, caller), caller, py) : NULL;
     const struct vt_stack *last = rc && rc->caller == caller && rc->py == py ? rc->item : NULL;
     if (last && rc->checks >= VT_REUSE_TRUST && !vt_reuse_checks()) {
         vt_stripe_add(vt_reused, 1, __ATOMIC_RELAXED);

@@ -1,12 +1,17 @@
 /* Counters that many threads change at once, split into stripes, each on a cache line of its own: a
- * thread changes its own stripe (picked once per thread, in turn), a reader sums them. One shared
- * counter would move its cache line from core to core at every allocation. */
+ * thread changes its own stripe, a reader sums them. One shared counter would move its cache line from
+ * core to core at every allocation. Most threads are given a stripe of their own while they live (the
+ * first VT_STRIPES_SOLO at once; one that ends gives its stripe back), and change it with a plain load
+ * and store: an atomic add (a locked instruction on x86) waits for every load and store before it,
+ * so a hook with a few of them could not overlap its cache misses. Threads beyond those share the
+ * other stripes, with atomic adds. */
 #ifndef VT_STRIPE_H
 #define VT_STRIPE_H
 
 #include <stdint.h>
 
-#define VT_STRIPES 16
+#define VT_STRIPES 64
+#define VT_STRIPES_SOLO 48
 
 /* Aligned, so that no other variable shares a stripe's line: a flag read at every call, placed next to
  * a stripe that one thread writes at every call, moved between cores as often as a shared counter. */
@@ -16,6 +21,7 @@ struct vt_stripe {
 } __attribute__((aligned(64)));
 
 extern __thread unsigned vt_stripe_me __attribute__((tls_model("initial-exec"))); /* stripe + 1; 0: none yet */
+extern __thread int vt_stripe_solo __attribute__((tls_model("initial-exec")));    /* the stripe's only writer */
 unsigned vt_stripe_pick(void);
 
 /* The calling thread's stripe, 0 to VT_STRIPES - 1. */
@@ -24,10 +30,25 @@ static inline unsigned vt_stripe_index(void)
     return vt_stripe_me ? vt_stripe_me - 1 : vt_stripe_pick();
 }
 
-/* d may be negative (added modulo 2^64). order: an __ATOMIC_ order. */
+/* Adds d to a counter of the calling thread's stripe (after vt_stripe_index). Readers load it
+ * atomically, so a plain store by its only writer is never seen torn. */
+static inline void vt_stripe_bump(uint64_t *v, uint64_t d)
+{
+    if (vt_stripe_solo)
+        __atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
+    else
+        __atomic_add_fetch(v, d, __ATOMIC_RELAXED);
+}
+
+/* d may be negative (added modulo 2^64). order: an __ATOMIC_ order; any but relaxed is an atomic add,
+ * for counters that order other memory operations (vt_stack.c's fork handshake). */
 static inline void vt_stripe_add(struct vt_stripe *s, uint64_t d, int order)
 {
-    __atomic_add_fetch(&s[vt_stripe_index()].v, d, order);
+    unsigned i = vt_stripe_index();
+    if (order == __ATOMIC_RELAXED)
+        vt_stripe_bump(&s[i].v, d);
+    else
+        __atomic_add_fetch(&s[i].v, d, order);
 }
 
 static inline uint64_t vt_stripe_sum(const struct vt_stripe *s, int order)
@@ -37,5 +58,10 @@ static inline uint64_t vt_stripe_sum(const struct vt_stripe *s, int order)
         sum += __atomic_load_n(&s[i].v, order);
     return sum;
 }
+
+/* Fork: no pick under way in the child, and the stripes of threads that did not follow are free. */
+void vt_stripe_atfork_prepare(void);
+void vt_stripe_atfork_parent(void);
+void vt_stripe_atfork_child(void);
 
 #endif

@@ -357,7 +357,7 @@ void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
     vt_stamp(NULL, &a->time_ns, &a->tid);
-    __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1, __ATOMIC_RELAXED);
+    vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1);
     struct vt_shard *sh = vt_shard_mine();
     vt_replace_elsewhere(a, sh);
     vt_mutex_lock(&sh->lock);
@@ -371,7 +371,9 @@ void vt_table_add(struct vt_alloc *a)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
 }
 
-static int vt_remove_in(struct vt_shard *sh, uint64_t addr, uint8_t space, struct vt_alloc *out)
+/* unhint: clear the address's hint (when it was read anyway: a hint left behind costs another free of
+ * an address that collides with it one look in the wrong shard, never a wrong answer). */
+static int vt_remove_in(struct vt_shard *sh, uint64_t addr, uint8_t space, struct vt_alloc *out, int unhint)
 {
     vt_mutex_lock(&sh->lock);
     uint32_t slot = vt_index_find(&sh->index, addr, space);
@@ -380,7 +382,8 @@ static int vt_remove_in(struct vt_shard *sh, uint64_t addr, uint8_t space, struc
     vt_mutex_unlock(&sh->lock);
     if (slot == VT_SLAB_NONE)
         return 0;
-    vt_hint_clear(addr, space, sh);
+    if (unhint)
+        vt_hint_clear(addr, space, sh);
     return 1;
 }
 
@@ -413,15 +416,18 @@ int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep)
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
     uint8_t space = vt_space_of(kind_space);
-    struct vt_shard *hinted = vt_hint_get(addr, space), *mine = vt_shard_mine();
-    if (hinted && vt_remove_in(hinted, addr, space, out))
+    /* The thread's own shard first: most memory is freed by the thread that allocated it, and the hint,
+     * one byte of a 1 MiB table, is a cache miss of its own. */
+    struct vt_shard *mine = vt_shard_mine();
+    if (vt_remove_in(mine, addr, space, out, 0))
         return 1;
-    if (mine != hinted && vt_remove_in(mine, addr, space, out))
+    struct vt_shard *hinted = vt_hint_get(addr, space);
+    if (hinted && hinted != mine && vt_remove_in(hinted, addr, space, out, 1))
         return 1;
     /* Not where it should be: a pointer we never saw (the usual case), or a hint a colliding address
      * overwrote. */
     for (int i = 0; i < VT_SHARDS; i++)
-        if (&vt_shards[i] != hinted && &vt_shards[i] != mine && vt_remove_in(&vt_shards[i], addr, space, out))
+        if (&vt_shards[i] != hinted && &vt_shards[i] != mine && vt_remove_in(&vt_shards[i], addr, space, out, 1))
             return 1;
     return 0;
 }
@@ -493,7 +499,7 @@ void vt_phys_add(struct vt_phys *p)
 {
     vt_stamp(&p->seq, &p->time_ns, &p->tid);
     struct vt_pnode *n = malloc(sizeof *n), *old;
-    __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[p->api], 1, __ATOMIC_RELAXED);
+    vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[p->api], 1);
     vt_mutex_lock(&vt_lock);
     if (n) {
         memset(n, 0, sizeof *n);
@@ -617,14 +623,14 @@ int vt_pool_device(uint64_t handle)
 
 void vt_count_call(enum vt_fn api)
 {
-    __atomic_add_fetch(&vt_call_stripes[vt_stripe_index()].calls[api], 1, __ATOMIC_RELAXED);
+    vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[api], 1);
 }
 
 void vt_count_failure(enum vt_fn api)
 {
     unsigned me = vt_stripe_index();
-    __atomic_add_fetch(&vt_call_stripes[me].calls[api], 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&vt_call_stripes[me].failed[api], 1, __ATOMIC_RELAXED);
+    vt_stripe_bump(&vt_call_stripes[me].calls[api], 1);
+    vt_stripe_bump(&vt_call_stripes[me].failed[api], 1);
 }
 
 void vt_count_unknown_free(void)

@@ -4,13 +4,28 @@
  * later in the same thread's exit (another library's destructor that allocates) does not use it. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vt_tcache.h"
 
+struct vt_tcache_slot {
+    uint64_t h;
+    const void *item;
+};
+_Static_assert(sizeof(struct vt_tcache_slot) * VT_TCACHE_WAYS == 64, "a set is one cache line");
+_Static_assert(sizeof(struct vt_tcache_pair) * 2 == 64, "two pairs to a cache line");
+_Static_assert(sizeof(struct vt_pycode_memo) * VT_PYCODE_MEMO_WAYS == 64, "a memo's set is one cache line");
+
+#define VT_PAIR_SETS (VT_TCACHE_SETS * VT_TCACHE_WAYS / 2)
+
 struct vt_tcache {
-    struct vt_tcache_slot slot[VT_TCACHE_TABLES][VT_TCACHE_SLOTS];
-    struct vt_tcache_pair pair[VT_TCACHE_SLOTS];
-    struct vt_pycode_memo memo[VT_TCACHE_SLOTS];
+    struct vt_tcache_slot slot[VT_TCACHE_TABLES][VT_TCACHE_SETS][VT_TCACHE_WAYS];
+    struct vt_tcache_pair pair[VT_PAIR_SETS][2];
+    struct vt_pycode_memo memo[VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS];
+    uint64_t memo_cleared;
+    struct vt_pywalk_step trail[2][VT_PYWALK_TRAIL]; /* the last walk's, and the next one's */
+    unsigned ntrail[2], last;
+    unsigned turn, memo_turn; /* which slot of a full set is overwritten next */
 };
 
 #define VT_TCACHE_GONE ((struct vt_tcache *)1)
@@ -37,8 +52,11 @@ static struct vt_tcache *vt_tcache_get(void)
     if (c)
         return c == VT_TCACHE_GONE ? NULL : c;
     pthread_once(&vt_key_once, vt_key_make);
-    if (!vt_key_ok || !(c = calloc(1, sizeof *c)))
+    /* Sets on cache lines of their own. */
+    size_t size = (sizeof *c + 63) / 64 * 64;
+    if (!vt_key_ok || !(c = aligned_alloc(64, size)))
         return NULL;
+    memset(c, 0, size);
     if (pthread_setspecific(vt_key, c) != 0) {
         free(c);
         return NULL;
@@ -47,20 +65,62 @@ static struct vt_tcache *vt_tcache_get(void)
     return c;
 }
 
-struct vt_tcache_slot *vt_tcache_slot(enum vt_tcache_table t, uint64_t h)
+const void *vt_tcache_find(enum vt_tcache_table t, uint64_t h)
 {
     struct vt_tcache *c = vt_tcache_get();
-    return c ? &c->slot[t][h % VT_TCACHE_SLOTS] : NULL;
+    if (!c)
+        return NULL;
+    const struct vt_tcache_slot *set = c->slot[t][h % VT_TCACHE_SETS];
+    for (int w = 0; w < VT_TCACHE_WAYS; w++)
+        if (set[w].h == h && set[w].item)
+            return set[w].item;
+    return NULL;
 }
 
-struct vt_tcache_pair *vt_tcache_pair(uint64_t h)
+void vt_tcache_put(enum vt_tcache_table t, uint64_t h, const void *item)
 {
     struct vt_tcache *c = vt_tcache_get();
-    return c ? &c->pair[h % VT_TCACHE_SLOTS] : NULL;
+    if (!c)
+        return;
+    struct vt_tcache_slot *set = c->slot[t][h % VT_TCACHE_SETS], *to = NULL;
+    for (int w = 0; w < VT_TCACHE_WAYS && !to; w++)
+        if (set[w].h == h)
+            to = &set[w];
+    for (int w = 0; w < VT_TCACHE_WAYS && !to; w++)
+        if (!set[w].item)
+            to = &set[w];
+    if (!to)
+        to = &set[c->turn++ % VT_TCACHE_WAYS];
+    *to = (struct vt_tcache_slot){h, item};
 }
 
-struct vt_pycode_memo *vt_tcache_memo(void)
+struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py)
 {
     struct vt_tcache *c = vt_tcache_get();
-    return c ? c->memo : NULL;
+    if (!c)
+        return NULL;
+    struct vt_tcache_pair *set = c->pair[h % VT_PAIR_SETS];
+    for (int w = 0; w < 2; w++)
+        if (set[w].caller == caller && set[w].py == py)
+            return &set[w];
+    for (int w = 0; w < 2; w++)
+        if (!set[w].caller)
+            return &set[w];
+    return &set[c->turn++ % 2];
+}
+
+int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared)
+{
+    struct vt_tcache *c = vt_tcache_get();
+    if (!c)
+        return -1;
+    m->slot = c->memo;
+    m->turn = &c->memo_turn;
+    m->old = c->trail[c->last];
+    m->nold = c->ntrail[c->last];
+    c->last ^= 1;
+    m->trail = c->trail[c->last];
+    m->ntrail = &c->ntrail[c->last];
+    *cleared = &c->memo_cleared;
+    return 0;
 }

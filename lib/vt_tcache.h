@@ -1,8 +1,10 @@
 /* Each thread's cache of what it interned lately (native stacks, Python stacks), by the key's hash:
- * an item met again is found with no lock, since interned items never change or go away. Direct-mapped,
- * VT_TCACHE_SLOTS slots per table: a serving loop goes through tens to hundreds of call sites between
- * two visits of the same one (a GPT-2 decode step: ~180 allocations), more than the 32 slots it had
- * kept in thread-local storage. Allocated at a thread's first use, freed when the thread ends. */
+ * an item met again is found with no lock, since interned items never change or go away. Tables of
+ * sets, each set one cache line of VT_TCACHE_WAYS slots, so that one look-up reads one line: a serving
+ * loop goes through tens to hundreds of call sites between two visits of the same one (a GPT-2 decode
+ * step: ~180 allocations), and in a table of single slots a fifth to a third of them would share a slot
+ * with another and push each other out at every step. Allocated at a thread's first use, freed when the
+ * thread ends. */
 #ifndef VT_TCACHE_H
 #define VT_TCACHE_H
 
@@ -10,31 +12,31 @@
 
 #include "vt_pywalk.h"
 
-#define VT_TCACHE_SLOTS 512
+#define VT_TCACHE_WAYS 4
+#define VT_TCACHE_SETS 128 /* 512 slots a table */
 
 enum vt_tcache_table { VT_TCACHE_STACKS, VT_TCACHE_PYSTACKS, VT_TCACHE_TABLES };
 
-struct vt_tcache_slot {
-    uint64_t h;
-    const void *item;
-};
-
-/* The calling thread's slot for hash h in table t; NULL when it has no cache (out of memory, or the
- * thread is ending). */
-struct vt_tcache_slot *vt_tcache_slot(enum vt_tcache_table t, uint64_t h);
+/* The item last kept with hash h in table t (the caller compares its key), or NULL. */
+const void *vt_tcache_find(enum vt_tcache_table t, uint64_t h);
+/* Keeps item under h: in the slot that has h, else an empty one, else the set's oldest. */
+void vt_tcache_put(enum vt_tcache_table t, uint64_t h, const void *item);
 
 /* The native stack last unwound for a Python stack and the program's calling instruction (vt_stack.c):
- * the whole answer in the slot, so that a reuse reads one cache line. */
+ * the whole answer in the slot, so that a reuse reads one cache line. Two to a set. */
 struct vt_tcache_pair {
     uintptr_t caller;
     uint32_t py, id;
     const void *item;
     uint32_t checks; /* unwinds that found the same frames again */
 };
-struct vt_tcache_pair *vt_tcache_pair(uint64_t h);
+/* The slot holding (caller, py) for hash h, else the one to overwrite; NULL when the thread has no
+ * cache (out of memory, or the thread is ending). */
+struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py);
 
-/* The calling thread's memo of code objects for its frame walks (vt_pywalk.h): VT_TCACHE_SLOTS slots,
- * or NULL. */
-struct vt_pycode_memo *vt_tcache_memo(void);
+/* The calling thread's memo of code objects and trails for its next frame walk (vt_pywalk.h) into m,
+ * with *cleared the destruction count when the memo was last emptied; -1 when the thread has none.
+ * The walk's trail is the next walk's old one. */
+int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared);
 
 #endif

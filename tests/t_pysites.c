@@ -163,9 +163,16 @@ static void check_basic(const char *python, const char *tag, int walk)
     char counts[160];
     snprintf(counts, sizeof counts,
              "\"python_call_sites\":\"on\",\"held\":3,\"released\":1,\"missed\":0,\"native\":1,\"walked\":%d,"
-             "\"native_reused\":0}",
+             "\"native_reused\":0,\"frames\":",
              walk ? 4 : 0);
-    ok(strstr(c.out, counts) != NULL, "%s: report --json: the interpreter's call-site counts", tag);
+    const char *at = strstr(c.out, counts);
+    ok(at != NULL, "%s: report --json: the interpreter's call-site counts", tag);
+    unsigned long long frames = 0, reads = 0, lookups = 0;
+    int fields = at ? sscanf(at + strlen(counts), "%llu,\"code_reads\":%llu,\"lookups\":%llu}", &frames, &reads, &lookups) : 0;
+    /* Each of the four walks read at least its one frame, and the first read its code objects. */
+    ok(fields == 3 && (walk ? frames >= 4 && reads >= 1 && reads <= frames && lookups >= 1 : frames == 0 && reads == 0),
+       "%s: report --json: the walks' frames %llu, code objects read %llu, shared look-ups %llu", tag, frames, reads,
+       lookups);
     long mod = out_num(&r, "at", "basic");
     struct site s;
     const char *w1[] = {frame("load_weights", out_num(&r, "site", "1048576")),

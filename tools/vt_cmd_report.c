@@ -458,6 +458,9 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
             fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
         fprintf(f, ",\"native_reused\":%llu", (unsigned long long)vt_df_counter(d, "native_reused"));
+        static const char *const walk[] = {"py_frames", "py_code_reads", "py_lookups"};
+        for (size_t i = 0; i < sizeof walk / sizeof walk[0]; i++)
+            fprintf(f, ",\"%s\":%llu", walk[i] + 3, (unsigned long long)vt_df_counter(d, walk[i]));
         fputc('}', f);
     } else {
         fputs("null", f);
