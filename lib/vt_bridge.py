@@ -1,7 +1,7 @@
 # The Python half of libvramtrace.so's caching-allocator bridges: lib/vt_bridge.c compiles this file
 # into a private namespace of the program's own interpreter and calls it with the GIL held, collect()
-# from the dumper's helper thread at each dump, arm_history(), history_on() and history_off() as pending
-# calls on the main thread (lib/vt_history.c).
+# from the dumper's helper thread at each dump, arm_history(), arm_cupy(), history_on() and history_off()
+# as pending calls on the main thread (lib/vt_history.c).
 # Both return text (dump records, docs/FORMAT.md) and never raise, print, import a module the program
 # has not imported itself, or initialise CUDA: they only read what the allocators already know.
 import sys
@@ -140,7 +140,61 @@ def _cupy(out, stacks):
     dev = cupy.cuda.runtime.getDevice()
     out.append("allocator cupy %d pool %d %d" % (dev, pool.used_bytes(), pool.total_bytes()))
     pinned = cupy.get_default_pinned_memory_pool()
-    out.append("bridge cupy ok default pool; pinned pool %d free blocks" % pinned.n_free_blocks())
+    out.append("bridge cupy ok default pool; pinned pool %d free blocks; %s" % (pinned.n_free_blocks(), _cupy_blocks))
+
+
+# CuPy's blocks, reported through the library's public block hooks by a CuPy memory hook. CuPy keeps its
+# hooks per thread, so arm_cupy() runs as a pending call on the main thread, and the hook sees the blocks
+# the main thread takes from the pool and gives back (the usual serving loop; another thread's are not
+# seen). The hook is a ctypes call into the library, with CuPy's own ctypes (the program imported it).
+_cupy_hook = None
+_cupy_blocks = "blocks not reported: before the first dump, or VRAMTRACE_CUPY_BLOCKS=0"
+
+
+def _cupy_hook_make(cupy, ctypes):
+    lib = ctypes.CDLL(None)
+    alloc, free = lib.vramtrace_block_alloc, lib.vramtrace_block_free
+    alloc.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_char_p)
+    alloc.restype = None
+    free.argtypes = (ctypes.c_void_p,)
+    free.restype = None
+
+    class Hook(cupy.cuda.MemoryHook):
+        name = "vramtrace"
+
+        def malloc_postprocess(self, device_id, size, mem_size, mem_ptr, pmem_id):
+            if mem_ptr:
+                alloc(mem_ptr, mem_size, device_id, b"cupy")
+
+        def free_postprocess(self, device_id, mem_size, mem_ptr, pmem_id):
+            free(mem_ptr)
+
+    return Hook()
+
+
+def arm_cupy():
+    # "on", "later ..." (CuPy not imported yet) or "off ...".
+    global _cupy_hook, _cupy_blocks
+    if _cupy_hook is not None:
+        return "on"
+    try:
+        cupy, ctypes = sys.modules.get("cupy"), sys.modules.get("ctypes")
+        if cupy is None:
+            return "later cupy is not imported"
+        if ctypes is None:
+            _cupy_blocks = "blocks not reported: ctypes is not imported"
+            return "off ctypes is not imported"
+        hook = _cupy_hook_make(cupy, ctypes)
+        hook.__enter__()
+        _cupy_hook = hook
+        _cupy_blocks = "the main thread's blocks reported from the first dump on"
+        return "on"
+    except KeyboardInterrupt:
+        _give_back_interrupt()
+        return "later interrupted"
+    except BaseException as e:
+        _cupy_blocks = "blocks not reported: %s: %s" % (_word(type(e).__name__), _text(e)[:200])
+        return "off " + _cupy_blocks
 
 
 def _varint(buf, i):

@@ -17,6 +17,7 @@ struct vt_config {
     double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
     int torch_history;  /* VT_HISTORY_*: when to switch on torch's block history */
     int torch_sample;   /* with VT_HISTORY_DUMP: percent of each second the history is on (100: always) */
+    int cupy_blocks;    /* CuPy's blocks reported by a memory hook on the main thread */
     int python;         /* Python call sites for allocations */
     int py_depth;       /* Python frames kept per stack */
     int py_native_depth; /* native frames kept above Python frames */

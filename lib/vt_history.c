@@ -53,8 +53,9 @@ static uint64_t vt_window_ns(int on)
 
 void vt_history_init(void)
 {
-    int off = vt_cfg.torch_history == VT_HISTORY_OFF || vt_cfg.bridge_timeout <= 0;
-    int later = vt_cfg.torch_history == VT_HISTORY_DUMP;
+    /* The first switch also installs CuPy's memory hook (arm_cupy in vt_bridge.py), so it runs for either. */
+    int off = (vt_cfg.torch_history == VT_HISTORY_OFF && !vt_cfg.cupy_blocks) || vt_cfg.bridge_timeout <= 0;
+    int later = vt_cfg.torch_history != VT_HISTORY_ALWAYS; /* with it off, for CuPy's hook alone */
     atomic_store(&vt_history_state, off ? VT_HIST_DONE : later ? VT_HIST_IDLE : VT_HIST_ASK);
     snprintf(vt_hist_result, sizeof vt_hist_result, "%s",
              vt_cfg.torch_history == VT_HISTORY_OFF ? "off VRAMTRACE_TORCH_HISTORY=off"
@@ -91,13 +92,19 @@ void vt_history_dump_seen(void)
         vt_history_request();
 }
 
-/* On the main thread with the GIL, at a safe point of the interpreter: the first switch on. */
+/* On the main thread with the GIL, at a safe point of the interpreter: the first switch on, and CuPy's
+ * memory hook, which must be installed on the thread whose allocations it reports (CuPy keeps hooks per
+ * thread). Asked again later while either answers "later". */
 static int vt_history_arm(void *arg)
 {
     (void)arg;
     char err[160];
-    char *r = vt_py_call("arm_history", err, sizeof err);
-    int on = r && !strcmp(r, "on"), later = r && !strncmp(r, "later", 5);
+    char *cupy = vt_cfg.cupy_blocks ? vt_py_call("arm_cupy", err, sizeof err) : NULL;
+    int cupy_later = cupy && !strncmp(cupy, "later", 5);
+    free(cupy);
+    char *r = vt_cfg.torch_history != VT_HISTORY_OFF ? vt_py_call("arm_history", err, sizeof err)
+                                                     : strdup(cupy_later ? "later" : "off VRAMTRACE_TORCH_HISTORY=off");
+    int on = r && !strcmp(r, "on"), later = (r && !strncmp(r, "later", 5)) || (cupy_later && !on);
     int next = later ? VT_HIST_WAIT : VT_HIST_DONE;
     pthread_mutex_lock(&vt_hist_mu);
     uint64_t now = vt_now_ns();
@@ -108,7 +115,8 @@ static int vt_history_arm(void *arg)
         snprintf(vt_hist_result, sizeof vt_hist_result,
                  "sampled on %d %% of each second from the first dump on (VRAMTRACE_TORCH_SAMPLE)", vt_cfg.torch_sample);
     } else {
-        snprintf(vt_hist_result, sizeof vt_hist_result, "%s", r ? r : err);
+        if (vt_cfg.torch_history != VT_HISTORY_OFF) /* else it says so already */
+            snprintf(vt_hist_result, sizeof vt_hist_result, "%s", r ? r : err);
         if (later)
             vt_hist_due_ns = now + VT_HIST_RETRY_NS;
     }

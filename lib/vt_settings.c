@@ -40,6 +40,9 @@ const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_TORCH_SAMPLE", NULL, VT_SET_INT, 1, 100, 0, "5", "percent",
      "the share of each second torch's block history is on once the first dump switched it on (100: all the time)",
      NULL},
+    {"VRAMTRACE_CUPY_BLOCKS", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
+     "CuPy's blocks with their Python call sites, through a memory hook on the main thread from the first dump on",
+     NULL},
 };
 const size_t vt_nsettings = sizeof vt_settings / sizeof vt_settings[0];
 

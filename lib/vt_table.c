@@ -1,9 +1,9 @@
 /* The allocation table and counters. Entries live in 16 shards, each with its own lock, slab, index
  * and counters; a thread puts its entries in its own shard (the stripe it was given, vt_stripe.h), so
  * threads that allocate at once neither wait for each other nor pass cache lines back and forth. A free
- * looks first where a small hint table says the address was put (one byte per hashed address, written
- * without a lock: only a hint), then in the freeing thread's own shard, then in every shard (a pointer we
- * never saw, or a hint overwritten). Physical handles, pools, unwatched names and failed requests are
+ * looks first in the freeing thread's own shard (most memory is freed by the thread that took it), then
+ * where a small hint table says the address was put (one byte per hashed address, written without a
+ * lock: only a hint), then in every shard (a pointer we never saw, or a hint overwritten). Physical handles, pools, unwatched names and failed requests are
  * rare and share one more lock (vt_lock). No lock is held across a CUDA call, an unwind, or I/O. Lock
  * order: vt_lock, then shards in index order; a thread holds one shard at a time otherwise.
  *

@@ -161,24 +161,30 @@ static void test_in_flight(void)
     run_free(&r);
 }
 
-/* CuPy's pool (the fake, tests/fake/cupy) reports its totals, not its blocks: allocated memory that grew
- * is still a leak suspect, named by the segments that grew; a pool that grows while what is used does not
- * is cache. */
+/* CuPy's pool (the fake, tests/fake/cupy) reports its totals, and from the first dump on the main thread's
+ * blocks, through the memory hook the library installs there: allocated memory that grew is a leak
+ * suspect named by the blocks' Python line (with the hook off, VRAMTRACE_CUPY_BLOCKS=0, by the segments
+ * that grew); a pool that grows while what is used does not is cache; with the hook on before any array,
+ * releasable is what free_all_blocks() gives back. */
 static void test_cupy(void)
 {
-    static const char *const modes[] = {"leak", "cache"};
+    static const struct {
+        const char *mode, *setting;
+    } runs[] = {{"leak", NULL}, {"cache", NULL}, {"leak", "VRAMTRACE_CUPY_BLOCKS=0"}, {"blocks", NULL}};
     char prog[1200], lib[1200];
     snprintf(prog, sizeof prog, "%s/../tests/progs/cupy_prog.py", build_dir());
     snprintf(lib, sizeof lib, "FAKE_CUPY_LIB=%s/tests/libcupy_fake.so", build_dir());
-    for (int m = 0; m < 2; m++) {
+    for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
         struct run r, c;
         struct figures f1, f2, f3;
-        const char *env[] = {pypath, lib, NULL};
-        const char *args[] = {prog, modes[m], NULL};
+        const char *mode = runs[m].mode, *tag = runs[m].setting ? runs[m].setting : "hook on";
+        int blocks = !strcmp(mode, "blocks"), leak = !strcmp(mode, "leak");
+        const char *env[] = {pypath, lib, runs[m].setting, NULL};
+        const char *args[] = {prog, mode, NULL};
         run_prog(&r, PYTHON, args, env, 1);
-        int ran = r.status == 0 && get_figures(&r, "first", &f1) && get_figures(&r, "second", &f2) &&
-                  get_figures(&r, "third", &f3);
-        if (!ok(ran, "cupy %s: the program ran under the library, with three dumps", modes[m])) {
+        int ran = r.status == 0 && get_figures(&r, blocks ? "zero" : "first", &f1) &&
+                  get_figures(&r, blocks ? "first" : "second", &f2) && (blocks || get_figures(&r, "third", &f3));
+        if (!ok(ran, "cupy %s (%s): the program ran under the library, with its dumps", mode, tag)) {
             diag("status %d, out: %s, err: %s", r.status, r.out, r.err);
             run_free(&r);
             continue;
@@ -186,17 +192,38 @@ static void test_cupy(void)
         /* get_figures reads the pool's used bytes as "allocated", its total as "reserved". */
         cmd(&c, "report", f2.path, "--json", NULL);
         const char *view = "\"allocators\":[{\"name\":\"cupy\"";
-        ok(c.status == 0 && strstr(c.out, view), "cupy %s: report --json has CuPy's view", modes[m]);
+        ok(c.status == 0 && strstr(c.out, view), "cupy %s: report --json has CuPy's view", mode);
         is_u64(json_num(c.out, view, "allocated"), f2.allocated, "its allocated = used_bytes()");
         is_u64(json_num(c.out, view, "reserved"), f2.reserved, "its reserved = total_bytes()");
         is_u64(json_num(c.out, "\"devices\":[", "allocated"), f2.allocated, "device allocated = used_bytes()");
+        if (blocks) {
+            const char *rel = strstr(r.out, "releasable ");
+            uint64_t truth = rel ? strtoull(rel + 11, NULL, 10) : 0;
+            ok(truth > 0, "cupy blocks: free_all_blocks() gave back %" PRIu64 " bytes", truth);
+            is_u64(json_num(c.out, view, "releasable"), truth, "cupy blocks: releasable = what free_all_blocks() gave back");
+            is_u64(json_num(c.out, view, "fragmented"), f2.reserved - f2.allocated - truth,
+                   "cupy blocks: fragmented = the rest of the pool's free bytes");
+            is_u64(json_num(c.out, view, "blocks"), 4, "cupy blocks: the 4 kept arrays are its live blocks");
+        }
         run_free(&c);
+        if (blocks) {
+            cmd(&c, "report", f2.path, NULL, NULL);
+            const char *site = strstr(c.out, "top call sites by live bytes:");
+            ok(site && strstr(site, "block (cupy), device 0\n             keep_request (cupy_prog.py:") &&
+                   strstr(c.out, "the main thread's blocks reported from the first dump on"),
+               "cupy blocks: the top site is the kept arrays' Python line, with nothing of the hook's above it");
+            run_free(&c);
+            run_free(&r);
+            continue;
+        }
         cmd(&c, "diff", f1.path, f2.path, NULL);
         char want[160];
-        if (m == 0) {
-            ok(strstr(c.out, "verdict: leak-suspect") && strstr(c.out, "allocated +16.0 MiB") &&
-                   strstr(c.out, "its segments grew most at keep_request (cupy_prog.py:"),
-               "cupy leak: diff says leak-suspect, +16 MiB allocated, named by the segments' Python line");
+        if (leak) {
+            const char *by = runs[m].setting ? "its segments grew most at keep_request (cupy_prog.py:"
+                                             : "; most at keep_request (cupy_prog.py:";
+            ok(strstr(c.out, "verdict: leak-suspect") && strstr(c.out, "allocated +16.0 MiB") && strstr(c.out, by),
+               "cupy leak (%s): diff says leak-suspect, +16 MiB allocated, named by the %s' Python line", tag,
+               runs[m].setting ? "segments" : "blocks");
         } else {
             snprintf(want, sizeof want, "verdict: cache-growth: reserved +%.1f MiB, allocated +0 B",
                      (double)(f2.reserved - f1.reserved) / 1048576.0);
@@ -205,8 +232,12 @@ static void test_cupy(void)
         run_free(&c);
         const char *targs[] = {"trend", f1.path, f2.path, f3.path, NULL};
         run_prog(&c, "../vramtrace", targs, NULL, 0);
-        ok(strstr(c.out, m == 0 ? "verdict: leak-suspect: allocated +32.0 MiB" : "verdict: cache-growth") != NULL,
-           "cupy %s: trend over three dumps agrees", modes[m]);
+        /* Named by the blocks, trend gives the site's rate; by segments only, the allocated growth. */
+        const char *said = !leak ? "verdict: cache-growth"
+                           : runs[m].setting ? "verdict: leak-suspect: allocated +32.0 MiB"
+                                             : "at keep_request (cupy_prog.py:";
+        ok(strstr(c.out, said) && (!leak || strstr(c.out, "verdict: leak-suspect")),
+           "cupy %s (%s): trend over three dumps agrees", mode, tag);
         run_free(&c);
         run_free(&r);
     }

@@ -159,10 +159,16 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
     return out;
 }
 
-/* Python files of the frameworks that allocate (torch, CuPy, JAX): frames there say how the framework
- * got to the allocation, not who asked for it. */
+/* The file name of vramtrace's own Python code (lib/vt_bridge.c compiles lib/vt_bridge.py under it):
+ * its memory hook for CuPy reports CuPy's blocks. */
+#define VT_BRIDGE_FILE "<vramtrace bridge>"
+
+/* Python files of the frameworks that allocate (torch, CuPy, JAX), and our own hook's: frames there say
+ * how the framework got to the allocation, not who asked for it. */
 static int vt_framework_file(const char *file)
 {
+    if (!strcmp(file, VT_BRIDGE_FILE))
+        return 1;
     static const char *const dirs[] = {"/torch/", "/cupy/", "/jax/", "/jaxlib/", "/numba/"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (strstr(file, dirs[i]))
@@ -213,6 +219,11 @@ static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, 
     if (st && st->pystack && in->present)
         for (cut = lo; cut < hi && !(st->pc[cut] >= in->lo && st->pc[cut] < in->hi); cut++)
             ;
+    /* A block our own Python hook reported (CuPy's): the native frames above its Python ones are the
+     * call into the library from Python (ctypes, libffi), nothing of the program's. */
+    const struct vt_df_pystack *top = st && st->pystack && !full ? vt_df_pystack(d, st->pystack) : NULL;
+    if (top && top->n && !strcmp(vt_df_pyframe(d, top->frames[0])->file, VT_BRIDGE_FILE))
+        cut = lo;
     /* A native allocator's block is named past the allocator: past its library's frames, or when it is
      * part of the program, past the one logical frame that reported the block (inlined frames count:
      * the pool's function is often inlined into its caller). A pool that describes itself through NVTX

@@ -1,7 +1,8 @@
 /* Building the caching allocators' views (vt_views.h). Torch tells its segments and blocks: a fixed
  * segment is matched to the cudaMalloc entry at its address with its size, an expandable one to the
  * VMM mappings inside its range. CuPy tells only its pool's totals: its segments are the device
- * allocations whose stacks run through CuPy's modules. A native allocator tells its blocks: its
+ * allocations whose stacks run through CuPy's modules, and its blocks where its memory hook reported
+ * them (the main thread's, from the first dump on). A native allocator tells its blocks: its
  * segments are the device allocations that contain them. With torch's cudaMallocAsync backend every
  * tensor is a stream-ordered allocation already, and the pool's attributes are the cache. */
 #include <stdlib.h>
@@ -12,11 +13,19 @@
 #define VT_EXPANDABLE_PAGE_SMALL (2ull << 20)
 #define VT_EXPANDABLE_PAGE_LARGE (20ull << 20)
 
-static struct vt_view *vt_view_get(struct vt_views *vw, size_t *cap, const char *name, int device)
+static struct vt_view *vt_view_find(struct vt_views *vw, const char *name, int device)
 {
     for (size_t i = 0; i < vw->n; i++)
         if (vw->v[i].device == device && !strcmp(vw->v[i].name, name))
             return &vw->v[i];
+    return NULL;
+}
+
+static struct vt_view *vt_view_get(struct vt_views *vw, size_t *cap, const char *name, int device)
+{
+    struct vt_view *found = vt_view_find(vw, name, device);
+    if (found)
+        return found;
     if (vw->n == *cap) {
         size_t nc = *cap ? 2 * *cap : 8;
         struct vt_view *nv = realloc(vw->v, nc * sizeof *nv);
@@ -207,9 +216,13 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     struct vt_by_addr dev = {0}, maps = {0};
     vw->alloc_role = calloc(d->nallocs ? d->nallocs : 1, 1);
     vw->phys_role = calloc(d->nphys ? d->nphys : 1, 1);
-    if (!vw->alloc_role || !vw->phys_role || vt_by_addr_build(d, "device", &dev) < 0 ||
+    seg_view = malloc((d->nallocs ? d->nallocs : 1) * sizeof *seg_view);
+    seg_live = calloc(d->nallocs ? d->nallocs : 1, sizeof *seg_live);
+    if (!vw->alloc_role || !vw->phys_role || !seg_view || !seg_live || vt_by_addr_build(d, "device", &dev) < 0 ||
         vt_by_addr_build(d, "vmm_map", &maps) < 0)
         goto fail;
+    for (size_t i = 0; i < d->nallocs; i++)
+        seg_view[i] = -1;
 
     for (size_t i = 0; i < d->nsegments; i++) {
         const struct vt_df_segment *s = &d->segments[i];
@@ -255,6 +268,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
                 if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
                     vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->allocs[k].stack, module)) {
                     vw->alloc_role[k] = VT_ROLE_SEGMENT;
+                    seg_view[k] = (long)i;
                     v->matched++;
                     v->matched_bytes += d->allocs[k].size;
                 }
@@ -304,12 +318,6 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     /* Native allocators' segments: the device allocations they hold as such (pool_segment records:
      * the pool reported a block at the allocation's start, or declared it), whether blocks are live in
      * them or not; then the device allocation that contains each live block. */
-    seg_view = malloc((d->nallocs ? d->nallocs : 1) * sizeof *seg_view);
-    seg_live = calloc(d->nallocs ? d->nallocs : 1, sizeof *seg_live);
-    if (!seg_view || !seg_live)
-        goto fail;
-    for (size_t i = 0; i < d->nallocs; i++)
-        seg_view[i] = -1;
     for (size_t i = 0; i < d->npool_segments; i++) {
         const struct vt_df_pool_segment *ps = &d->pool_segments[i];
         size_t k = vt_lower(&dev, ps->addr + 1);
@@ -324,6 +332,18 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         const struct vt_df_alloc *b = &d->allocs[i];
         if (strcmp(b->kind, "block"))
             continue;
+        /* A pool that gives its totals and reports its blocks too (CuPy): its totals stay the truth for
+         * allocated; the blocks name where it went, and tell which segments hold none. */
+        struct vt_view *totals = vt_view_find(vw, b->api, b->device);
+        if (totals && totals->own_allocated != VT_DF_UNKNOWN && strcmp(totals->backend, "blocks")) {
+            totals->blocks++;
+            totals->block_bytes += b->size;
+            size_t k = vt_lower(&dev, b->addr + 1);
+            const struct vt_df_alloc *seg = k ? &d->allocs[dev.ix[k - 1]] : NULL;
+            if (seg && b->addr - seg->addr < seg->size)
+                seg_live[dev.ix[k - 1]]++;
+            continue;
+        }
         struct vt_view *v = vt_native_view(vw, &cap, b->api, b->device);
         if (!v)
             goto fail;
@@ -345,13 +365,22 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         if (!strcmp(vw->v[i].backend, "blocks"))
             vw->v[i].releasable = 0;
     for (size_t k = 0; k < d->nallocs; k++)
-        if (seg_view[k] >= 0 && !seg_live[k])
+        if (seg_view[k] >= 0 && !seg_live[k] && !strcmp(vw->v[seg_view[k]].backend, "blocks"))
             vw->v[seg_view[k]].releasable += d->allocs[k].size;
     for (size_t i = 0; i < vw->n; i++) {
         struct vt_view *v = &vw->v[i];
         if (!strcmp(v->backend, "blocks")) {
             uint64_t used = v->releasable + v->allocated_in_matched;
             v->fragmented = v->reserved > used ? v->reserved - used : 0;
+        } else if (v->blocks && v->block_bytes >= v->own_allocated && v->own_reserved != VT_DF_UNKNOWN) {
+            /* Every byte the pool has in use is in a block it reported (its hook was on before any of them
+             * was handed out): its segments with none are wholly free, what free_all_blocks() gives back. */
+            v->releasable = 0;
+            for (size_t k = 0; k < d->nallocs; k++)
+                if (seg_view[k] == (long)i && !seg_live[k])
+                    v->releasable += d->allocs[k].size;
+            uint64_t used = v->releasable + v->own_allocated;
+            v->fragmented = v->own_reserved > used ? v->own_reserved - used : 0;
         }
     }
     free(seg_view);

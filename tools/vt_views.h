@@ -28,6 +28,8 @@ struct vt_view {
     uint64_t orphans, orphan_bytes;               /* torch: driver allocations by its allocator not in its snapshot */
     uint64_t matched_bytes;                       /* bytes of the matched driver allocations */
     uint64_t allocated_in_matched;                /* the blocks' bytes inside them */
+    uint64_t block_bytes;                         /* a pool that gives its totals: its live blocks' bytes, when
+                                                     it also reports blocks (CuPy's memory hook) */
     const char *source;                           /* where the figures come from */
 };
 

@@ -280,6 +280,30 @@ def check_cupy(name, out):
     overhead_note(name, rep)
 
 
+def check_cupy_blocks(name, out):
+    text = open(out).read()
+    fig = re.search(r"^figures first (\S+) (\d+) (\d+) 0 0$", text, re.M)
+    rel = re.search(r"^releasable (\d+)$", text, re.M)
+    if not fig or not rel:
+        check(name + " ran", False, f"see {out}: {text[-300:]!r}")
+        return
+    path, used, total, truth = fig.group(1), int(fig.group(2)), int(fig.group(3)), int(rel.group(1))
+    rep = report(path)
+    dev = next(x for x in rep["devices"] if x["device"] == 0)
+    view = next((a for a in dev["allocators"] if a["name"] == "cupy"), None)
+    check(name + ": allocated/reserved = used_bytes()/total_bytes(), its 4 kept arrays its live blocks",
+          view is not None and (view["allocated"], view["reserved"], view["blocks"]) == (used, total, 4),
+          f"view {view and (view['allocated'], view['reserved'], view['blocks'])}, CuPy ({used}, {total})")
+    check(name + ": releasable = what free_all_blocks() gave back, fragmented = the rest of the free bytes",
+          view is not None and view["releasable"] == truth > 0 and view["fragmented"] == total - used - truth,
+          f"releasable {view and view['releasable']}, fragmented {view and view['fragmented']}; "
+          f"free_all_blocks() gave back {truth} of {total - used} free")
+    blocks = [s for s in rep["sites"] if s["kind"] == "block" and s["api"] == "cupy"]
+    check(name + ": the blocks' site is the keeping line, nothing of the hook above it",
+          len(blocks) == 1 and blocks[0]["stack"][0].startswith("keep_request (cupy_prog.py:"),
+          f"{[(s['live_bytes'], s['stack'][:2]) for s in blocks]}")
+
+
 # ---- 2b: CUDA graphs' allocation nodes (issue 15) ----
 def check_graphmem(name, out):
     rows = {r["tag"]: r for r in json_lines(out, "graphmem")}
@@ -650,6 +674,7 @@ def main():
         ("bridge expandable", lambda: check_bridge("B torch_cache.py expandable", f"{folder}/bridge-expandable")),
         ("arrays", lambda: check_arrays("2c arrays", f"{folder}/arrays/out.txt")),
         ("cupy", lambda: check_cupy("6 CuPy", f"{folder}/cupy/out.txt")),
+        ("cupy blocks", lambda: check_cupy_blocks("6 CuPy blocks", f"{folder}/cupy-blocks/out.txt")),
         ("cupy leak", lambda: check_requests("6b CuPy leak", f"{folder}/requests-cupy-leak/out.txt", "cupy", "leak")),
         ("cupy cache", lambda: check_requests("6b CuPy cache", f"{folder}/requests-cupy-cache/out.txt", "cupy", "cache")),
         ("numba leak", lambda: check_requests("6b numba leak", f"{folder}/requests-numba-leak/out.txt", "numba", "leak")),

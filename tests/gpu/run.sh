@@ -93,6 +93,9 @@ fi
 if want cupy; then
 d=$(scenario cupy)
 VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/gpu/cupy_pool.py > "$d/out.txt" 2>&1
+# CuPy's blocks through the memory hook the first dump installs: the CPU test's program on the real CuPy.
+d=$(scenario cupy-blocks)
+PYTHONPATH=tests/progs VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB python3 tests/progs/cupy_prog.py blocks > "$d/out.txt" 2>&1
 fi
 
 # 6b: request loops that keep memory or only cache it, in CuPy and numba.

@@ -1,7 +1,8 @@
 # A stand-in for CuPy, for the CPU tests of vramtrace's CuPy bridge and of verdicts where the allocator
-# reports its totals but not its blocks: a default memory pool that keeps freed chunks for reuse, as
-# CuPy's does, over device memory taken through a native library (build/tests/libcupy_fake.so, named by
-# FAKE_CUPY_LIB) as CuPy's extension modules take it. Found through PYTHONPATH=tests/fake.
+# reports its totals, and its blocks only to memory hooks (tests/fake/cupy/cuda.py): a default memory
+# pool that keeps freed chunks for reuse, as CuPy's does, over device memory taken through a native
+# library (build/tests/libcupy_fake.so, named by FAKE_CUPY_LIB) as CuPy's extension modules take it.
+# Found through PYTHONPATH=tests/fake.
 import ctypes
 import os
 
@@ -29,11 +30,15 @@ class MemoryPool:
             addr = p.value
             self._total += size
         self._used += size
+        for hook in list(cuda._tls.hooks.values()):
+            hook.malloc_postprocess(device_id=0, size=n, mem_size=size, mem_ptr=addr, pmem_id=addr)
         return addr, size
 
     def release(self, addr, size):
         self._used -= size
         self._free.setdefault(size, []).append(addr)
+        for hook in list(cuda._tls.hooks.values()):
+            hook.free_postprocess(device_id=0, mem_size=size, mem_ptr=addr, pmem_id=addr)
 
     def used_bytes(self):
         return self._used
