@@ -24,7 +24,6 @@
 #include "vt_pystack.h"
 #include "vt_real.h"
 #include "vt_signal.h"
-#include "vt_stripe.h"
 #include "vt_stack.h"
 #include "vt_stripe.h"
 #include "vt_table.h"
@@ -32,6 +31,17 @@
 __thread int vt_locks_held __attribute__((tls_model("initial-exec")));
 atomic_int vt_active;
 static atomic_int vt_ready;
+
+/* The dumper thread, and what stops it at exit: registered now, after the libraries loaded so far
+ * registered theirs, so that it runs before their destructors (and before the driver's teardown). A
+ * fork child keeps it. */
+static void vt_dumper_up(void)
+{
+    vt_dumper_start();
+    static atomic_int registered;
+    if (!atomic_exchange(&registered, 1))
+        atexit(vt_dumper_quiesce);
+}
 
 void vt_activate_slow(void)
 {
@@ -41,13 +51,7 @@ void vt_activate_slow(void)
     int saved = errno;
     vt_log_release();
     vt_signal_install();
-    vt_dumper_start();
-    /* Registered now, after the libraries loaded so far registered theirs: it runs before their
-     * destructors (and before the driver's teardown), stopping the dumper's own dumps. A fork child
-     * keeps it. */
-    static atomic_int registered;
-    if (!atomic_exchange(&registered, 1))
-        atexit(vt_dumper_quiesce);
+    vt_dumper_up();
     atomic_store(&vt_active, 2);
     errno = saved;
 }
@@ -57,7 +61,11 @@ int vramtrace_dump(char *path, size_t len)
     if (!atomic_load(&vt_ready))
         return -1;
     int saved = errno;
-    vt_log_release(); /* the program asked vramtrace itself: it hears why a dump failed */
+    /* The program asked vramtrace itself: it hears why a dump failed, and gets the dumper thread now
+     * (not the signal or the exit dump, which wait for its first CUDA call), so that what the first dump
+     * arms on the main thread (torch's history, CuPy's memory hook) is not left until that call. */
+    vt_log_release();
+    vt_dumper_up();
     /* The bridges run on this thread: it may hold the GIL they need. */
     struct vt_snapshot snap;
     int have_snap;
