@@ -31,8 +31,9 @@ def hooked(path):
     # The hook is installed at the main thread's next safe point after the dump: wait for it (5 s at most).
     for _ in range(500):
         if "vramtrace" in cupy.cuda.memory_hook.get_memory_hooks():
-            break
+            return path
         time.sleep(0.01)
+    print("no memory hook 5 s after the dump", flush=True)
     return path
 
 

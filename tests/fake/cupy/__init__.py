@@ -9,7 +9,16 @@ import os
 from . import cuda  # noqa: F401  (cupy.cuda.runtime)
 
 uint8 = "uint8"
-_lib = ctypes.CDLL(os.environ["FAKE_CUPY_LIB"])
+_lib = None
+
+
+def _native():
+    # Loaded at the first array, as CuPy initialises CUDA at its first use, not at import: a dump made
+    # before then is made before any CUDA call.
+    global _lib
+    if _lib is None:
+        _lib = ctypes.CDLL(os.environ["FAKE_CUPY_LIB"])
+    return _lib
 
 
 class MemoryPool:
@@ -25,7 +34,7 @@ class MemoryPool:
             addr = chunks.pop()
         else:
             p = ctypes.c_void_p()
-            if _lib.cupy_fake_malloc(ctypes.byref(p), ctypes.c_size_t(size)) != 0:
+            if _native().cupy_fake_malloc(ctypes.byref(p), ctypes.c_size_t(size)) != 0:
                 raise MemoryError("out of memory allocating %d bytes" % size)
             addr = p.value
             self._total += size
@@ -49,7 +58,7 @@ class MemoryPool:
     def free_all_blocks(self):
         for size, chunks in self._free.items():
             for addr in chunks:
-                _lib.cupy_fake_free(ctypes.c_void_p(addr))
+                _native().cupy_fake_free(ctypes.c_void_p(addr))
                 self._total -= size
         self._free = {}
 
