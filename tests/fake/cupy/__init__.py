@@ -22,21 +22,30 @@ def _native():
 
 
 class MemoryPool:
+    """CuPy's pool in small: segments from the device, split into chunks; an array takes the smallest free
+    chunk that fits (the rest stays free in the same segment), or a new segment; a chunk given back
+    merges with free neighbours; free_all_blocks() gives back the segments wholly free."""
+
     def __init__(self):
-        self._free = {}  # chunk size -> addresses
+        self._segs = {}  # segment address -> size
+        self._free = {}  # free chunk address -> (size, segment)
         self._used = 0
         self._total = 0
 
     def malloc(self, n):
         size = max(512, (n + 511) // 512 * 512)
-        chunks = self._free.get(size)
-        if chunks:
-            addr = chunks.pop()
+        fits = [(c, a) for a, (c, _) in self._free.items() if c >= size]
+        if fits:
+            csize, addr = min(fits)
+            seg = self._free.pop(addr)[1]
+            if csize > size:
+                self._free[addr + size] = (csize - size, seg)
         else:
             p = ctypes.c_void_p()
             if _native().cupy_fake_malloc(ctypes.byref(p), ctypes.c_size_t(size)) != 0:
                 raise MemoryError("out of memory allocating %d bytes" % size)
-            addr = p.value
+            addr = seg = p.value
+            self._segs[seg] = size
             self._total += size
         self._used += size
         for hook in list(cuda._tls.hooks.values()):
@@ -44,10 +53,19 @@ class MemoryPool:
         return addr, size
 
     def release(self, addr, size):
-        self._used -= size
-        self._free.setdefault(size, []).append(addr)
         for hook in list(cuda._tls.hooks.values()):
             hook.free_postprocess(device_id=0, mem_size=size, mem_ptr=addr, pmem_id=addr)
+        self._used -= size
+        seg = max(a for a in self._segs if a <= addr)
+        after = self._free.pop(addr + size, None)
+        if after and after[1] == seg:
+            size += after[0]
+        elif after:
+            self._free[addr + size] = after
+        before = next((a for a, (c, sg) in self._free.items() if sg == seg and a + c == addr), None)
+        if before is not None:
+            addr, size = before, size + self._free.pop(before)[0]
+        self._free[addr] = (size, seg)
 
     def used_bytes(self):
         return self._used
@@ -56,11 +74,11 @@ class MemoryPool:
         return self._total
 
     def free_all_blocks(self):
-        for size, chunks in self._free.items():
-            for addr in chunks:
-                _native().cupy_fake_free(ctypes.c_void_p(addr))
+        for seg, size in list(self._segs.items()):
+            if self._free.get(seg) == (size, seg):
+                _native().cupy_fake_free(ctypes.c_void_p(seg))
+                del self._free[seg], self._segs[seg]
                 self._total -= size
-        self._free = {}
 
 
 class PinnedMemoryPool:
