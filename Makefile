@@ -5,20 +5,25 @@ BUILD := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer -Iinclude -Ilib -I$(BUILD)/lib -Itools -I$(CUDA_HOME)/include
+# The library by job (lib/*/: its hooks, the table, stacks, Python, dumping, and the process's own life);
+# common/, what the library and the command share (settings, file names, signal names, the reply
+# protocol), built into both; tools/, the command.
+LIB_DIRS := lib/core lib/hooks lib/table lib/stacks lib/python lib/dump
+INCS := -Iinclude -Icommon $(addprefix -I,$(LIB_DIRS)) -I$(BUILD)/lib
+HDRS := $(wildcard include/*.h common/*.h $(addsuffix /*.h,$(LIB_DIRS)))
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer $(INCS) -Itools -I$(CUDA_HOME)/include
 LIBUNWIND_SO := $(shell $(CC) -print-file-name=libunwind.so.8)
 LIBLZMA_SO := $(shell $(CC) -print-file-name=liblzma.so.5)
 LIBDW_SO := $(shell $(CC) -print-file-name=libdw.so.1)
 LIBELF_SO := $(shell $(CC) -print-file-name=libelf.so.1)
 
-LIB_SRC := $(wildcard lib/*.c)
+SHARED_SRC := $(wildcard common/*.c)
+SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
+LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
-# What the library and the command share (settings, file names, signal names): built into both.
-SHARED_SRC := lib/vt_signame.c lib/vt_settings.c lib/vt_paths.c
-SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
@@ -55,16 +60,16 @@ check-deps: deps
 	@test -f $(CUDA_HOME)/include/cuda.h || { echo "error: no $(CUDA_HOME)/include/cuda.h: install the CUDA toolkit headers or set CUDA_HOME" >&2; exit 1; }
 	@command -v prove >/dev/null || { echo "error: prove (Debian package perl) is missing" >&2; exit 1; }
 
-$(BUILD)/%.o: %.c $(wildcard lib/*.h include/*.h tools/*.h tests/*.h) | check-deps
+$(BUILD)/%.o: %.c $(HDRS) $(wildcard tools/*.h tests/*.h) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
 # The bridge's Python code, built into the library as a C string.
-$(BUILD)/lib/vt_bridge_py.h: lib/vt_bridge.py
+$(BUILD)/lib/vt_bridge_py.h: lib/python/vt_bridge.py
 	@mkdir -p $(dir $@)
-	{ echo '/* Generated from lib/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
+	{ echo '/* Generated from lib/python/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
-$(BUILD)/lib/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
+$(BUILD)/lib/python/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
 
 # The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
 # be copied to a GPU machine that has no libunwind.
@@ -111,10 +116,10 @@ $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/fake/libcudart.so
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
 # The walk's line-table reader and layouts on their own, for tests/progs/py_lines.py to call with ctypes.
-$(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/vt_pylines.o $(BUILD)/lib/vt_pylayout.o
+$(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/python/vt_pylines.o $(BUILD)/lib/python/vt_pylayout.o
 	$(CC) -shared -o $@ $^
-$(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/vt_pylayout.o \
-                           $(BUILD)/lib/vt_pywalk.o $(BUILD)/lib/vt_pylines.o
+$(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/python/vt_pylayout.o \
+                           $(BUILD)/lib/python/vt_pywalk.o $(BUILD)/lib/python/vt_pylines.o
 	$(CC) -o $@ $^ -lpthread
 # The fake CuPy's native half (tests/fake/cupy): its name says cupy, as CuPy's modules' paths do.
 $(BUILD)/tests/libcupy_fake.so: $(BUILD)/tests/progs/cupy_fake.o $(BUILD)/fake/libcudart.so
@@ -142,11 +147,11 @@ $(BUILD)/tests/libsig_early.so: $(BUILD)/tests/progs/sig_early.o
 $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
 	$(CC) -o $@ $^ -lpthread
 # The table's index on its own, with the slab it reads keys from.
-$(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/vt_index.o $(BUILD)/lib/vt_slab.o
+$(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/table/vt_index.o $(BUILD)/lib/table/vt_slab.o
 	$(CC) -o $@ $^ -lpthread
 
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
-$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
+$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
 	  -ldw -lelf -lstdc++
@@ -156,23 +161,23 @@ $(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h 
 # hook and the real-function lookup stay uninstrumented: the sanitizer runtime calls dlsym while it
 # starts, before its shadow memory exists.
 SAN_CC ?= gcc
-SAN_PLAIN := lib/vt_dlsym.c lib/vt_real.c
+SAN_PLAIN := lib/hooks/vt_dlsym.c lib/hooks/vt_real.c
 SAN_SRC := $(filter-out $(SAN_PLAIN),$(LIB_SRC))
-SAN_FLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -fPIC -Iinclude -Ilib -I$(BUILD)/lib -I$(CUDA_HOME)/include
-$(BUILD)/san-plain/%.o: %.c $(wildcard lib/*.h include/*.h) | check-deps
+SAN_FLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -fPIC $(INCS) -I$(CUDA_HOME)/include
+$(BUILD)/san-plain/%.o: %.c $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(SAN_FLAGS) -c $< -o $@
-$(BUILD)/asan/%.o: %.c $(wildcard lib/*.h include/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+$(BUILD)/asan/%.o: %.c $(HDRS) $(BUILD)/lib/vt_bridge_py.h | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(SAN_FLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -c $< -o $@
-$(BUILD)/tsan/%.o: %.c $(wildcard lib/*.h include/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+$(BUILD)/tsan/%.o: %.c $(HDRS) $(BUILD)/lib/vt_bridge_py.h | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(SAN_FLAGS) -fsanitize=thread -c $< -o $@
 $(BUILD)/asan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/asan/%.o)
 	$(SAN_CC) -shared -fsanitize=address,undefined -o $@ $^ -lunwind -ldl -lpthread
 $(BUILD)/tsan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/tsan/%.o)
 	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ -lunwind -ldl -lpthread
-$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
+$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lstdc++
 # Where the sanitizers' runtimes are, for the test that preloads them.
@@ -185,7 +190,7 @@ SAN_BIN := $(BUILD)/asan/vramtrace $(BUILD)/asan/libvramtrace.so $(BUILD)/tsan/l
 
 # Both compilers must build the code warning-free: the library and the command are checked with clang
 # too (syntax and warnings only: gcc builds what runs).
-$(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(wildcard lib/*.h tools/*.h include/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+$(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
 	clang $(ALL_CFLAGS) -fsyntax-only $(LIB_SRC) $(TOOL_SRC)
 	@touch $@
 
@@ -209,8 +214,8 @@ bench: all
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c $(filter-out tools/vramtrace.c tools/vt_cmd_%.c tools/vt_report_processes.c,$(TOOL_SRC)) \
             $(SHARED_SRC)
-$(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h lib/*.h include/*.h) | check-deps
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Itools \
+$(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itools \
 	  $(FUZZ_SRC) -ldw -lelf -lstdc++ -o $@
 fuzz: all $(PROG_BIN) $(BUILD)/fuzz_dumpfile
 	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)

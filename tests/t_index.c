@@ -1,4 +1,4 @@
-/* The allocation table's index (lib/vt_index.c) against a plain reference: random adds, removes and
+/* The allocation table's index (lib/table/vt_index.c) against a plain reference: random adds, removes and
  * look-ups over clustered addresses and the four address spaces, through several growths. */
 #include <stdio.h>
 #include <stdlib.h>

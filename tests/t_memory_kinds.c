@@ -220,7 +220,7 @@ static void test_cross_thread(void)
         frees += d[1].apis[j].frees;
     }
     is_u64(allocs - frees, d[1].nallocs, "allocations - frees = live entries");
-    /* What vramtrace cost: every 61st hook call of each thread timed (lib/vt_selfcost.h). */
+    /* What vramtrace cost: every 61st hook call of each thread timed (lib/core/vt_selfcost.h). */
     uint64_t calls = 0;
     for (size_t j = 0; j < d[1].napis; j++)
         calls += d[1].apis[j].calls;

@@ -28,7 +28,7 @@
 #include "vt_cmd.h"
 #include "vt_paths.h"
 #include "vt_settings.h"
-#include "vt_signal.h"
+#include "vt_reply.h"
 
 #define VT_DUMP_MAX 1024
 /* A process younger than this may still be loading its libraries. */

@@ -1,6 +1,6 @@
 /* vramtrace run: becomes the program, with libvramtrace.so preloaded and the VRAMTRACE_* settings
  * given on the command line. Every setting, from an option or already in the environment, is checked
- * here first with the library's own parser (lib/vt_settings.c), so a bad value stops the run with a
+ * here first with the library's own parser (common/vt_settings.c), so a bad value stops the run with a
  * clear message instead of being replaced by a default inside the program. --dir is created (0700) if
  * it does not exist, and made absolute, so vramtrace dump finds it whatever the program's working
  * directory becomes. The library is looked for beside the command. */

@@ -72,7 +72,7 @@ struct vt_dev {
     uint64_t local_memory, malloc_heap, printf_fifo, internals, stack_per_thread, resident_threads;
 };
 
-/* What vramtrace cost the process up to the dump, from its own counters (lib/vt_selfcost.h); has = 0
+/* What vramtrace cost the process up to the dump, from its own counters (lib/core/vt_selfcost.h); has = 0
  * for a dump written before they existed. */
 struct vt_self_cost {
     int has;

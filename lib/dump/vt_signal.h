@@ -3,16 +3,13 @@
  * ignored (no dumps on signal, said once), a handler the program had is still called with its own
  * mask and flags (a one-shot SA_RESETHAND handler once). vramtrace dump's requests carry a reply
  * address (sigqueue): they are not passed on to the program's handler, and the dumper answers them
- * with the dump's path or why there is none. Shared with the command: the reply protocol. */
+ * with the dump's path or why there is none (the protocol: common/vt_reply.h). */
 #ifndef VT_SIGNAL_H
 #define VT_SIGNAL_H
 
 #include <stdint.h>
 
-/* sigqueue's value from vramtrace dump: the magic in the high 32 bits, the fd of the pipe it reads
- * the answer from in the low 32; the library opens /proc/<sender's pid>/fd/<fd> and writes one line,
- * "<pid> ok <path>" or "<pid> error <why>". */
-#define VT_REPLY_MAGIC 0x76747264u /* "vtrd" */
+#include "vt_reply.h"
 
 /* Installs the handler for vt_cfg.signal (once per process image; a fork child keeps the parent's). */
 void vt_signal_install(void);

@@ -1,6 +1,6 @@
 /* The live allocation table: every tracked allocation keyed by address (and address space),
  * VMM physical handles keyed by handle, explicit pools, and the counters; entries in 16 shards by
- * address, each under a lock of its own, the rest under one more (lib/vt_table.c). */
+ * address, each under a lock of its own, the rest under one more (lib/table/vt_table.c). */
 #ifndef VT_TABLE_H
 #define VT_TABLE_H
 

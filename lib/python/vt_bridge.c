@@ -1,4 +1,4 @@
-/* The bridges' C half. At a dump, a helper thread takes the GIL and runs collect() (lib/vt_bridge.py);
+/* The bridges' C half. At a dump, a helper thread takes the GIL and runs collect() (lib/python/vt_bridge.py);
  * the dump waits at most VRAMTRACE_BRIDGE_TIMEOUT for the GIL. A helper that did not get the GIL in time
  * is abandoned: when it gets the GIL at last it gives it straight back and does nothing, and until
  * then later dumps skip the bridge ("busy") instead of piling up threads. A thread that already
