@@ -112,6 +112,35 @@ static int vt_df_word(struct vt_df_parser *p, int i, char *out, size_t len)
     return 0;
 }
 
+/* The distinct names of a dump, each kept once: open addressing over their FNV-1a hashes. */
+#define VT_DF_NAME_SLOTS 1024
+struct vt_df_names {
+    char *v[VT_DF_NAME_SLOTS];
+};
+
+/* Field i as one of the dump's names (shorter than len), in *out. */
+static int vt_df_name(struct vt_df_parser *p, struct vt_dumpfile *d, int i, size_t len, const char **out)
+{
+    const char *w = p->field[i];
+    if (strlen(w) >= len)
+        return vt_df_fail(p, "field %d is too long", i + 1);
+    if (!d->names && !(d->names = calloc(1, sizeof *d->names)))
+        return vt_df_fail(p, "out of memory");
+    uint32_t h = 2166136261u;
+    for (const char *c = w; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    for (uint32_t k = 0; k < VT_DF_NAME_SLOTS; k++) {
+        char **slot = &d->names->v[(h + k) % VT_DF_NAME_SLOTS];
+        if (*slot && strcmp(*slot, w))
+            continue;
+        if (!*slot && !(*slot = strdup(w)))
+            return vt_df_fail(p, "out of memory");
+        *out = *slot;
+        return 0;
+    }
+    return vt_df_fail(p, "more than %d different kind and API names", VT_DF_NAME_SLOTS);
+}
+
 static int vt_df_nfields(struct vt_df_parser *p, int want)
 {
     if (p->nf != want)
@@ -559,17 +588,18 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     } else if (!strcmp(key, "alloc")) {
         VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
         struct vt_df_alloc *v = &d->allocs[d->nallocs];
+        uint64_t unused;
         if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-            vt_df_word(p, 3, v->kind, sizeof v->kind) < 0 || vt_df_word(p, 4, v->api, sizeof v->api) < 0 ||
-            vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &v->stream, 0) < 0 ||
+            vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
+            vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &unused, 0) < 0 ||
             vt_df_u64(p, 7, &v->pool, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
-            vt_df_u64(p, 9, &v->offset, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
-            vt_df_u64(p, 11, &v->seq, 0) < 0 || vt_df_u64(p, 12, &v->time_ns, 0) < 0 ||
+            vt_df_u64(p, 9, &unused, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
+            vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
             vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
             return -1;
         if (!vt_df_known_kind(v->kind, vt_df_alloc_kinds))
             return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
-        v->line = p->line;
+        v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
         d->nallocs++;
     } else if (!strcmp(key, "pool_segment")) {
         VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
@@ -582,7 +612,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         VT_DF_GROW(d->phys, d->nphys, cap->phys);
         struct vt_df_phys *v = &d->phys[d->nphys];
         if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-            vt_df_word(p, 3, v->kind, sizeof v->kind) < 0 || vt_df_word(p, 4, v->api, sizeof v->api) < 0 ||
+            vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
             vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
             vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
             vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
@@ -914,6 +944,9 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
 
 void vt_dumpfile_free(struct vt_dumpfile *d)
 {
+    for (int i = 0; d->names && i < VT_DF_NAME_SLOTS; i++)
+        free(d->names->v[i]);
+    free(d->names);
     free(d->exe);
     free(d->cmdline);
     for (size_t i = 0; i < d->nmodules; i++)

@@ -66,13 +66,16 @@ struct vt_df_frame {
     char *name; /* "sym+0xoff", or NULL */
 };
 
+/* The entries of a large dump are most of the reader's memory, so an entry keeps what the reports use:
+ * not its stream, offset, sequence number or time (checked as they are read), and its kind and API name
+ * are the dump's own copies, one per distinct name (a dump of a million entries has a few dozen). */
 struct vt_df_alloc {
-    unsigned long line; /* where it is in the file */
-    uint64_t addr, size, stream, pool, handle, offset, seq, time_ns;
+    uint32_t line; /* where it is in the file (UINT32_MAX: past it) */
     uint32_t stack;
     int device, tid;
-    char kind[24];
-    char api[48];
+    uint64_t addr, size, pool, handle;
+    const char *kind; /* at most VT_DF_KIND_LEN - 1 characters */
+    const char *api;  /* at most VT_DF_API_LEN - 1 */
 };
 
 struct vt_df_phys {
@@ -80,9 +83,11 @@ struct vt_df_phys {
     uint64_t handle, size, seq, time_ns;
     uint32_t stack;
     int device, refs, maps, tid;
-    char kind[24];
-    char api[48];
+    const char *kind;
+    const char *api;
 };
+#define VT_DF_KIND_LEN 24
+#define VT_DF_API_LEN 48
 
 /* A request that failed for lack of memory (version 4: `failed`; versions 1-3 had only the latest one,
  * `oom`, read as a failed request of count 1). */
@@ -233,6 +238,7 @@ struct vt_dumpfile {
     size_t nheld;
     struct vt_df_pool_segment *pool_segments;
     size_t npool_segments;
+    struct vt_df_names *names; /* the kind and API names entries point to */
 };
 
 /* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */
