@@ -736,7 +736,7 @@ static ssize_t vt_df_getline(FILE *f, char **buf, size_t *cap)
 {
     size_t n = 0;
     int c;
-    while ((c = getc(f)) != EOF) {
+    while ((c = getc_unlocked(f)) != EOF) { /* one reader per stream: no lock per character */
         if (n + 2 > *cap) {
             if (*cap >= VT_DF_MAX_LINE)
                 return -2;
