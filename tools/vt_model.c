@@ -39,6 +39,33 @@ static const char *vt_basename(const char *p)
 
 
 /* Appends the frames at pc to out (more than one where calls were inlined); returns -1 when out of memory. */
+/* Frame strings, kept once per model: the sites' frames point to them (a large dump's 50,000 sites have
+ * 850,000 frames and a few thousand distinct ones). */
+struct vt_frame_name {
+    UT_hash_handle hh;
+    char *s;
+};
+
+/* s (malloc'd, or NULL: out of memory) as the model's one copy; NULL when out of memory. */
+static char *vt_intern(const struct vt_model *m, char *s)
+{
+    struct vt_frame_name **names = (struct vt_frame_name **)m->names, *e;
+    if (!s)
+        return NULL;
+    HASH_FIND_STR(*names, s, e);
+    if (e) {
+        free(s);
+        return e->s;
+    }
+    if (!(e = malloc(sizeof *e))) {
+        free(s);
+        return NULL;
+    }
+    e->s = s;
+    HASH_ADD_KEYPTR(hh, *names, e->s, strlen(e->s), e);
+    return s;
+}
+
 static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, uint32_t *n, uint32_t max)
 {
     const char *sym = m->sym ? vt_sym_frames(m->sym, pc) : NULL;
@@ -46,7 +73,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
         for (const char *p = sym; *p && *n < max;) {
             const char *nl = strchr(p, '\n');
             size_t len = nl ? (size_t)(nl - p) : strlen(p);
-            if (!(out[*n] = strndup(p, len)))
+            if (!(out[*n] = vt_intern(m, strndup(p, len))))
                 return -1;
             (*n)++;
             p = nl ? nl + 1 : p + len;
@@ -65,7 +92,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
         snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
     if (*n >= max)
         return 0;
-    if (!(out[*n] = strdup(buf)))
+    if (!(out[*n] = vt_intern(m, strdup(buf))))
         return -1;
     (*n)++;
     return 0;
@@ -117,15 +144,12 @@ static const char *vt_library_of(const struct vt_model *m, const struct vt_df_st
     return NULL;
 }
 
-/* Whether the innermost name at pc begins with prefix. */
+/* Whether the innermost name at pc begins with prefix (the strings are the model's). */
 static int vt_pc_named(const struct vt_model *m, uint64_t pc, const char *prefix)
 {
     char *names[64];
     uint32_t n = 0;
-    int yes = vt_frame_strings(m, pc, names, &n, 64) == 0 && n && !strncmp(names[0], prefix, strlen(prefix));
-    for (uint32_t i = 0; i < n; i++)
-        free(names[i]);
-    return yes;
+    return vt_frame_strings(m, pc, names, &n, 64) == 0 && n && !strncmp(names[0], prefix, strlen(prefix));
 }
 
 /* Frames [lo, hi) of a stack worth showing. */
@@ -182,7 +206,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
 {
     const struct vt_df_pystack *st = pystack ? vt_df_pystack(m->d, pystack) : NULL;
     if (!st) {
-        if (!(out[0] = strdup("(no stack: allocated while torch's block history was off)")))
+        if (!(out[0] = vt_intern(m, strdup("(no stack: allocated while torch's block history was off)"))))
             return -1;
         *n = 1;
         return 0;
@@ -191,7 +215,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
     while (!full && lo + 1 < st->n && vt_framework_file(vt_df_pyframe(m->d, st->frames[lo])->file))
         lo++;
     for (uint32_t i = lo; i < st->n && *n < max; i++)
-        if (!(out[(*n)++] = vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i]))))
+        if (!(out[(*n)++] = vt_intern(m, vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i])))))
             return -1;
     return 0;
 }
@@ -266,9 +290,7 @@ static int vt_site_frames(const struct vt_model *m, uint32_t stack, int python, 
     *nout = n;
     return 0;
 fail:
-    for (uint32_t i = 0; i < n; i++)
-        free(frames[i]);
-    *nout = 0;
+    *nout = 0; /* its frames are the model's (vt_intern) */
     return -1;
 }
 
@@ -355,8 +377,6 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
         sx->at = hit->at;
         HASH_ADD_STR(ix->by_stack, key, sx);
         free(key);
-        for (uint32_t i = 0; i < n; i++)
-            free(frames[i]);
         return 0;
     }
     if (m->nsites == *cap) {
@@ -407,8 +427,6 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
     m->nsites++;
     return 0;
 fail:
-    for (uint32_t i = 0; i < n; i++)
-        free(frames[i]);
     free(key);
     free(sx);
     return -1;
@@ -601,6 +619,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     int full = (flags & VT_MODEL_FULL_STACKS) != 0;
     memset(m, 0, sizeof *m);
     m->d = d;
+    if (!(m->names = calloc(1, sizeof(struct vt_frame_name *))))
+        return -1;
     m->self = vt_self_cost(d);
     if (!(flags & VT_MODEL_NO_SYMBOLS))
         m->sym = vt_sym_open(d);
@@ -840,9 +860,7 @@ const char *vt_site_class(const struct vt_site *s)
 static void vt_sites_free(struct vt_site *sites, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        for (uint32_t j = 0; j < sites[i].nframes; j++)
-            free(sites[i].frames[j]);
-        free(sites[i].frames);
+        free(sites[i].frames); /* the strings are the model's (vt_intern) */
         free(sites[i].key);
     }
     free(sites);
@@ -852,6 +870,15 @@ void vt_model_free(struct vt_model *m)
 {
     vt_sites_free(m->sites, m->nsites);
     vt_sites_free(m->failed, m->nfailed);
+    struct vt_frame_name **names = (struct vt_frame_name **)m->names, *e, *tmp;
+    if (names) {
+        HASH_ITER(hh, *names, e, tmp) {
+            HASH_DEL(*names, e);
+            free(e->s);
+            free(e);
+        }
+        free(names);
+    }
     vt_views_free(&m->views);
     vt_sym_close(m->sym);
     struct vt_index *ix = m->index;

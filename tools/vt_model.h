@@ -99,6 +99,7 @@ struct vt_model {
                                            asked for, count: how often), in the dump's order: newest first */
     size_t nfailed;
     struct vt_symbolizer *sym;          /* NULL: the names recorded in the dump only */
+    void *names;                        /* the frames' strings, one copy each (vt_model.c) */
     struct vt_views views;              /* the caching allocators' views (vt_views.h) */
     struct vt_self_cost self;
 };
