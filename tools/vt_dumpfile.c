@@ -586,6 +586,8 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             return vt_df_fail(p, "out of memory");
         d->nframes++;
     } else if (!strcmp(key, "alloc")) {
+        if (d->nallocs >= UINT32_MAX - 1) /* the reader counts them in 32 bits (vt_views.c) */
+            return vt_df_fail(p, "more than %u allocations", UINT32_MAX - 1);
         VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
         struct vt_df_alloc *v = &d->allocs[d->nallocs];
         uint64_t unused;

@@ -45,14 +45,14 @@ static struct vt_view *vt_view_get(struct vt_views *vw, size_t *cap, const char 
 /* Allocation indexes of one kind, sorted by address, for the look-ups below. */
 struct vt_by_addr {
     const struct vt_dumpfile *d;
-    size_t *ix;
+    uint32_t *ix; /* 4 bytes an entry: a dump's entries are counted in 32 bits here (vt_views_build) */
     size_t n;
 };
 
 static int vt_addr_cmp(const void *a, const void *b, void *dump)
 {
     const struct vt_dumpfile *d = dump;
-    uint64_t x = d->allocs[*(const size_t *)a].addr, y = d->allocs[*(const size_t *)b].addr;
+    uint64_t x = d->allocs[*(const uint32_t *)a].addr, y = d->allocs[*(const uint32_t *)b].addr;
     return x < y ? -1 : x > y;
 }
 
@@ -65,7 +65,7 @@ static int vt_by_addr_build(const struct vt_dumpfile *d, const char *kind, struc
         return -1;
     for (size_t i = 0; i < d->nallocs; i++)
         if (!strcmp(d->allocs[i].kind, kind))
-            b->ix[b->n++] = i;
+            b->ix[b->n++] = (uint32_t)i;
     qsort_r(b->ix, b->n, sizeof *b->ix, vt_addr_cmp, (void *)d);
     return 0;
 }
@@ -197,10 +197,10 @@ static struct vt_view *vt_native_view(struct vt_views *vw, size_t *cap, const ch
 
 /* Device allocation k becomes native view v's segment (seg_view: each allocation's view index). */
 static void vt_native_segment(const struct vt_dumpfile *d, struct vt_views *vw, struct vt_view *v, size_t k,
-                              long *seg_view)
+                              int32_t *seg_view)
 {
     vw->alloc_role[k] = VT_ROLE_SEGMENT;
-    seg_view[k] = v - vw->v;
+    seg_view[k] = (int32_t)(v - vw->v);
     v->segments++;
     v->matched++;
     v->matched_bytes += d->allocs[k].size;
@@ -211,7 +211,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
 {
     memset(vw, 0, sizeof *vw);
     size_t cap = 0;
-    long *seg_view = NULL;  /* per allocation: the native view whose segment it is, -1 for none */
+    int32_t *seg_view = NULL; /* per allocation: the view whose segment it is, -1 for none */
     uint32_t *seg_live = NULL; /* per allocation: live blocks in it */
     struct vt_by_addr dev = {0}, maps = {0};
     vw->alloc_role = calloc(d->nallocs ? d->nallocs : 1, 1);
@@ -268,7 +268,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
                 if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
                     vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->allocs[k].stack, module)) {
                     vw->alloc_role[k] = VT_ROLE_SEGMENT;
-                    seg_view[k] = (long)i;
+                    seg_view[k] = (int32_t)i;
                     v->matched++;
                     v->matched_bytes += d->allocs[k].size;
                 }
@@ -377,7 +377,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
              * was handed out): its segments with none are wholly free, what free_all_blocks() gives back. */
             v->releasable = 0;
             for (size_t k = 0; k < d->nallocs; k++)
-                if (seg_view[k] == (long)i && !seg_live[k])
+                if (seg_view[k] == (int32_t)i && !seg_live[k])
                     v->releasable += d->allocs[k].size;
             uint64_t used = v->releasable + v->own_allocated;
             v->fragmented = v->own_reserved > used ? v->own_reserved - used : 0;
