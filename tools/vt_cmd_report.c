@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "vt_cmd.h"
+#include "vt_format.h"
 #include "vt_json.h"
 #include "vt_model.h"
 #include "vt_units.h"
@@ -124,9 +125,9 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
         printf("native only: vramtrace reads the frames of CPython 3.9 to 3.13\n");
         return;
     }
-    uint64_t held = vt_df_counter(d, "py_held"), rel = vt_df_counter(d, "py_released");
-    uint64_t missed = vt_df_counter(d, "py_missed"), native = vt_df_counter(d, "py_native");
-    uint64_t walked = vt_df_counter(d, "py_walked");
+    uint64_t held = vt_df_counter(d, VT_CTR_PY_HELD), rel = vt_df_counter(d, VT_CTR_PY_RELEASED);
+    uint64_t missed = vt_df_counter(d, VT_CTR_PY_MISSED), native = vt_df_counter(d, VT_CTR_PY_NATIVE);
+    uint64_t walked = vt_df_counter(d, VT_CTR_PY_WALKED);
     if (!walked)
         printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu read for threads that "
                "released it)", (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel);
@@ -139,7 +140,7 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
                "it; %llu read by the allocating thread itself, the others through the interpreter)",
                (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel,
                (unsigned long long)walked);
-    uint64_t reused = vt_df_counter(d, "native_reused");
+    uint64_t reused = vt_df_counter(d, VT_CTR_NATIVE_REUSED);
     if (reused)
         printf(", %llu with the native frames of an earlier one (same Python stack and caller)",
                (unsigned long long)reused);
@@ -192,7 +193,7 @@ static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
 static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model *m)
 {
     const struct vt_dumpfile *d = m->d;
-    uint64_t all = vt_df_counter(d, "oom_events"), listed = 0;
+    uint64_t all = vt_df_counter(d, VT_CTR_OOM_EVENTS), listed = 0;
     if (!m->nfailed)
         return;
     char a[32], b[32];
@@ -454,18 +455,18 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
         vt_json_str(f, in->version);
         fputs(",\"python_call_sites\":", f);
         vt_json_str(f, in->capture);
-        static const char *const counters[] = {"py_held", "py_released", "py_missed", "py_native", "py_walked"};
+        static const char *const counters[] = {VT_CTR_PY_HELD, VT_CTR_PY_RELEASED, VT_CTR_PY_MISSED, VT_CTR_PY_NATIVE, VT_CTR_PY_WALKED};
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
             fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
-        fprintf(f, ",\"native_reused\":%llu", (unsigned long long)vt_df_counter(d, "native_reused"));
-        static const char *const walk[] = {"py_frames", "py_code_reads", "py_lookups"};
+        fprintf(f, ",\"native_reused\":%llu", (unsigned long long)vt_df_counter(d, VT_CTR_NATIVE_REUSED));
+        static const char *const walk[] = {VT_CTR_PY_FRAMES, VT_CTR_PY_CODE_READS, VT_CTR_PY_LOOKUPS};
         for (size_t i = 0; i < sizeof walk / sizeof walk[0]; i++)
             fprintf(f, ",\"%s\":%llu", walk[i] + 3, (unsigned long long)vt_df_counter(d, walk[i]));
         fputc('}', f);
     } else {
         fputs("null", f);
     }
-    fprintf(f, ",\"oom_events\":%llu,\"failed\":[", (unsigned long long)vt_df_counter(d, "oom_events"));
+    fprintf(f, ",\"oom_events\":%llu,\"failed\":[", (unsigned long long)vt_df_counter(d, VT_CTR_OOM_EVENTS));
     for (size_t i = 0; i < m->nfailed; i++) {
         const struct vt_df_failed *fr = &d->failed[i];
         fputs(i ? ",{" : "{", f);

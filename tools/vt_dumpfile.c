@@ -9,6 +9,7 @@
 
 #include "vramtrace.h"
 #include "vt_dumpfile.h"
+#include "vt_format.h"
 
 #define VT_DF_MAX_FIELDS 160
 /* No record vramtrace writes comes near these: a longer line, or a larger single allocation, means the
@@ -169,15 +170,14 @@ static void vt_df_split(struct vt_df_parser *p, char *s, int max)
     p->rest = *s ? s : NULL;
 }
 
-static const char *const vt_df_alloc_kinds[] = {"device", "managed", "host_pinned", "async", "vmm_map",
-                                                "va_reserved", "block", "array", "host_registered", "imported",
-                                                "external", "graph", NULL};
-static const char *const vt_df_phys_kinds[] = {"vmm_physical", "vmm_physical_host", NULL};
-
-static int vt_df_known_kind(const char *k, const char *const *set)
+/* Whether k is a kind of `alloc` records (phys 0) or of `phys` records (phys 1). */
+static int vt_df_known_kind(const char *k, int phys)
 {
-    for (; *set; set++)
-        if (!strcmp(k, *set))
+#define VT_KIND_WORD(e, word, rec) {word, rec},
+    static const struct { const char *word; int phys; } kinds[] = {VT_KINDS(VT_KIND_WORD)};
+#undef VT_KIND_WORD
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].phys == phys && !strcmp(k, kinds[i].word))
             return 1;
     return 0;
 }
@@ -380,7 +380,9 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
         if (key[1] == 'i')
             *seen |= 1;
     } else if (!strcmp(key, "reason")) {
-        static const char *const ok[] = {"signal", "exit", "oom", "interval", "api"};
+#define VT_REASON_WORD(e, word) word,
+        static const char *const ok[] = {VT_REASONS(VT_REASON_WORD)};
+#undef VT_REASON_WORD
         if (vt_df_nfields(p, 2) < 0)
             return -1;
         size_t i;
@@ -599,7 +601,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
             vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
             return -1;
-        if (!vt_df_known_kind(v->kind, vt_df_alloc_kinds))
+        if (!vt_df_known_kind(v->kind, 0))
             return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
         v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
         d->nallocs++;
@@ -620,7 +622,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
             vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
             return -1;
-        if (!vt_df_known_kind(v->kind, vt_df_phys_kinds))
+        if (!vt_df_known_kind(v->kind, 1))
             return vt_df_fail(p, "unknown physical memory kind '%s'", v->kind);
         v->line = p->line;
         d->nphys++;
@@ -898,7 +900,7 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
         int max = vt_df_text_fields(line);
         vt_df_split(&p, line, max);
         if (p.line == 1) {
-            if (p.nf != 2 || strcmp(p.field[0], "vramtrace-dump")) {
+            if (p.nf != 2 || strcmp(p.field[0], VT_DUMP_MAGIC)) {
                 r = vt_df_fail(&p, "not a vramtrace dump (no 'vramtrace-dump VERSION' line)");
             } else if (vt_df_int(&p, 1, &d->version, 1, 1000000) == 0 && d->version > VRAMTRACE_FORMAT_VERSION) {
                 r = vt_df_fail(&p, "format version %d is newer than this reader (%d): use a newer vramtrace",
@@ -910,7 +912,7 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
         }
         if (p.nf == 0) {
             r = vt_df_fail(&p, "empty line");
-        } else if (p.nf == 1 && !p.rest && !strcmp(p.field[0], "end")) {
+        } else if (p.nf == 1 && !p.rest && !strcmp(p.field[0], VT_DUMP_END)) {
             ended = 1;
         } else if (max == VT_DF_MAX_FIELDS && p.rest) {
             r = vt_df_fail(&p, "too many fields");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_format.h"
 #include "vt_json.h"
 #include "vt_model.h"
 #include "vt_symbols.h"
@@ -557,18 +558,18 @@ static struct vt_self_cost vt_self_cost(const struct vt_dumpfile *d)
 {
     struct vt_self_cost v = {0};
     for (size_t i = 0; i < d->ncounters; i++) {
-        if (!strcmp(d->counters[i].name, "self_hook_ns"))
+        if (!strcmp(d->counters[i].name, VT_CTR_SELF_HOOK_NS))
             v.has = 1;
-        if (!strcmp(d->counters[i].name, "self_native_ns"))
+        if (!strcmp(d->counters[i].name, VT_CTR_SELF_NATIVE_NS))
             v.has_parts = 1;
     }
     if (!v.has)
         return v;
-    v.hook_ns = vt_df_counter(d, "self_hook_ns");
-    v.py_ns = vt_df_counter(d, "self_py_ns");
-    v.native_ns = vt_df_counter(d, "self_native_ns");
-    v.threads_ns = vt_df_counter(d, "self_threads_ns");
-    v.process_ns = vt_df_counter(d, "process_cpu_ns");
+    v.hook_ns = vt_df_counter(d, VT_CTR_SELF_HOOK_NS);
+    v.py_ns = vt_df_counter(d, VT_CTR_SELF_PY_NS);
+    v.native_ns = vt_df_counter(d, VT_CTR_SELF_NATIVE_NS);
+    v.threads_ns = vt_df_counter(d, VT_CTR_SELF_THREADS_NS);
+    v.process_ns = vt_df_counter(d, VT_CTR_PROCESS_CPU_NS);
     for (size_t i = 0; i < d->napis; i++)
         v.calls += d->apis[i].calls;
     return v;

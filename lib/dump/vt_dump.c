@@ -36,7 +36,9 @@
 #include "vt_stack.h"
 #include "vt_table.h"
 
-static const char *const vt_reason_names[] = {"signal", "exit", "oom", "interval", "api"};
+#define VT_REASON_WORD(e, word) word,
+static const char *const vt_reason_names[] = {VT_REASONS(VT_REASON_WORD)};
+#undef VT_REASON_WORD
 static uint64_t vt_start_mono, vt_start_wall;
 static unsigned long vt_dump_seq;
 static char vt_private[PATH_MAX]; /* the private directory, once made and checked */
@@ -248,7 +250,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
 
-    vt_outf(f, "vramtrace-dump %d\n", VRAMTRACE_FORMAT_VERSION);
+    vt_outf(f, VT_DUMP_MAGIC " %d\n", VRAMTRACE_FORMAT_VERSION);
     vt_outf(f, "pid %ld\n", (long)getpid());
     vt_outf(f, "ppid %ld\n", (long)getppid());
     vt_outf(f, "exe %s\n", n > 0 ? exe : "-");
@@ -305,7 +307,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         {"unwatched_lookups", offsetof(struct vt_counters, unwatched_lookups)},
         {"dropped", offsetof(struct vt_counters, dropped)},
         {"replaced", offsetof(struct vt_counters, replaced)},
-        {"oom_events", offsetof(struct vt_counters, oom_events)},
+        {VT_CTR_OOM_EVENTS, offsetof(struct vt_counters, oom_events)},
         {"last_seq", offsetof(struct vt_counters, seq)},
         {"snapshot_hold_ns", offsetof(struct vt_counters, snap_hold_ns)},
     };
@@ -314,12 +316,13 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 (unsigned long long)*(const uint64_t *)((const char *)&s->c + counters[i].off));
     struct vt_selfcost self;
     vt_selfcost_read(&self);
-    vt_outf(f, "counter self_hook_samples %llu\ncounter self_hook_ns %llu\ncounter self_py_ns %llu\n"
-               "counter self_native_ns %llu\ncounter self_threads_ns %llu\ncounter process_cpu_ns %llu\n",
+    vt_outf(f, "counter " VT_CTR_SELF_HOOK_SAMPLES " %llu\ncounter " VT_CTR_SELF_HOOK_NS " %llu\ncounter " VT_CTR_SELF_PY_NS
+               " %llu\ncounter " VT_CTR_SELF_NATIVE_NS " %llu\ncounter " VT_CTR_SELF_THREADS_NS " %llu\ncounter "
+               VT_CTR_PROCESS_CPU_NS " %llu\n",
             (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns, (unsigned long long)self.py_ns,
             (unsigned long long)self.native_ns, (unsigned long long)self.threads_ns,
             (unsigned long long)self.process_ns);
-    vt_outf(f, "counter native_reused %llu\n", (unsigned long long)vt_stack_reused());
+    vt_outf(f, "counter " VT_CTR_NATIVE_REUSED " %llu\n", (unsigned long long)vt_stack_reused());
     for (int a = 0; a < VT_FN_COUNT; a++) {
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)
@@ -373,7 +376,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 (unsigned long long)p->size, vt_kind_name(p->kind), vt_fn_name(p->api), p->device, p->refs,
                 p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)p->time_ns, p->tid);
     }
-    vt_outs(f, "end\n");
+    vt_outs(f, VT_DUMP_END "\n");
 }
 
 /* The next sequence number whose file name is free in dir. */

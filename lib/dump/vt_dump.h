@@ -2,9 +2,13 @@
 #ifndef VT_DUMP_H
 #define VT_DUMP_H
 
+#include "vt_format.h"
+
 #include <stddef.h>
 
-enum vt_reason { VT_REASON_SIGNAL, VT_REASON_EXIT, VT_REASON_OOM, VT_REASON_INTERVAL, VT_REASON_API };
+#define VT_REASON_ENUM(e, word) e,
+enum vt_reason { VT_REASONS(VT_REASON_ENUM) };
+#undef VT_REASON_ENUM
 
 struct vt_snapshot;
 

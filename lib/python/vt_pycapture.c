@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "vt_config.h"
+#include "vt_format.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_pycapture.h"
@@ -273,18 +274,19 @@ void vt_pycapture_write(struct vt_out *f)
     const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
     vt_outf(f, "interpreter %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
     static const struct { const char *name; const struct vt_stripe *v; } counters[] = {
-        {"py_held", vt_pc_held},
-        {"py_released", vt_pc_released},
-        {"py_missed", vt_pc_missed},
-        {"py_native", vt_pc_native},
-        {"py_walked", vt_pc_walked},
+        {VT_CTR_PY_HELD, vt_pc_held},
+        {VT_CTR_PY_RELEASED, vt_pc_released},
+        {VT_CTR_PY_MISSED, vt_pc_missed},
+        {VT_CTR_PY_NATIVE, vt_pc_native},
+        {VT_CTR_PY_WALKED, vt_pc_walked},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, "counter %s %llu\n", counters[i].name,
                 (unsigned long long)vt_stripe_sum(counters[i].v, __ATOMIC_RELAXED));
     uint64_t frames, code_reads, lookups;
     vt_pystack_counters(&frames, &code_reads, &lookups);
-    vt_outf(f, "counter py_frames %llu\ncounter py_code_reads %llu\ncounter py_lookups %llu\n",
+    vt_outf(f, "counter " VT_CTR_PY_FRAMES " %llu\ncounter " VT_CTR_PY_CODE_READS " %llu\ncounter " VT_CTR_PY_LOOKUPS
+               " %llu\n",
             (unsigned long long)frames, (unsigned long long)code_reads, (unsigned long long)lookups);
 }
 

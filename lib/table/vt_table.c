@@ -168,10 +168,9 @@ static void vt_unlock_all(void)
     vt_mutex_unlock(&vt_lock);
 }
 
-static const char *const vt_kind_names[VT_KIND_COUNT] = {
-    "device", "managed", "host_pinned", "async", "vmm_map", "va_reserved", "vmm_physical", "vmm_physical_host",
-    "block", "array", "host_registered", "imported", "external", "graph",
-};
+#define VT_KIND_WORD(e, word, phys) word,
+static const char *const vt_kind_names[VT_KIND_COUNT] = {VT_KINDS(VT_KIND_WORD)};
+#undef VT_KIND_WORD
 
 const char *vt_kind_name(enum vt_kind k)
 {

@@ -4,6 +4,8 @@
 #ifndef VT_TABLE_H
 #define VT_TABLE_H
 
+#include "vt_format.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,23 +14,9 @@
 #define VT_MAX_DEVICES 64
 #define VT_MAX_UNWATCHED 64
 
-enum vt_kind {
-    VT_KIND_DEVICE,   /* cuMemAlloc, cuMemAllocPitch */
-    VT_KIND_MANAGED,  /* cuMemAllocManaged */
-    VT_KIND_HOST,     /* cuMemAllocHost, cuMemHostAlloc */
-    VT_KIND_ASYNC,    /* stream-ordered: lives in a pool */
-    VT_KIND_VMM_MAP,  /* a mapping of a physical handle into reserved address space */
-    VT_KIND_VA,       /* cuMemAddressReserve: address space, not memory */
-    VT_KIND_PHYS,     /* cuMemCreate on a device */
-    VT_KIND_PHYS_HOST,/* cuMemCreate on HOST or HOST_NUMA */
-    VT_KIND_BLOCK,    /* a native caching allocator's block (vramtrace_block_alloc): inside memory above */
-    VT_KIND_ARRAY,    /* a CUDA array or mipmapped array: device memory, keyed by its handle */
-    VT_KIND_HOST_REG, /* host memory the program pinned itself (cuMemHostRegister) */
-    VT_KIND_IMPORTED, /* another owner's memory mapped here: IPC, pool imports, external buffers */
-    VT_KIND_EXTERNAL, /* an external memory object (cuImportExternalMemory), keyed by its handle */
-    VT_KIND_GRAPH,    /* a CUDA graph's allocation node, live from a launch until freed (in the graph pool) */
-    VT_KIND_COUNT
-};
+#define VT_KIND_ENUM(e, word, phys) e,
+enum vt_kind { VT_KINDS(VT_KIND_ENUM) VT_KIND_COUNT }; /* common/vt_format.h: what each is */
+#undef VT_KIND_ENUM
 
 const char *vt_kind_name(enum vt_kind k);
 

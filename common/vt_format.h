@@ -1,0 +1,52 @@
+/* Words of the dump format (docs/FORMAT.md) that the library writes and the command reads: each list
+ * here once, for both halves. */
+#ifndef VT_FORMAT_H
+#define VT_FORMAT_H
+
+/* The first line: the magic, then the format's version (VRAMTRACE_FORMAT_VERSION, include/vramtrace.h). */
+#define VT_DUMP_MAGIC "vramtrace-dump"
+/* The last line: a file without it is not a whole dump. */
+#define VT_DUMP_END "end"
+
+/* Why a dump was written (the `reason` record): X(enum name, word). */
+#define VT_REASONS(X)                                                                                            \
+    X(VT_REASON_SIGNAL, "signal") X(VT_REASON_EXIT, "exit") X(VT_REASON_OOM, "oom")                              \
+    X(VT_REASON_INTERVAL, "interval") X(VT_REASON_API, "api")
+
+/* Kinds of tracked memory: X(enum name, word, record), record 0 for `alloc` records, 1 for `phys`. */
+#define VT_KINDS(X)                                                                                              \
+    X(VT_KIND_DEVICE, "device", 0)              /* cuMemAlloc, cuMemAllocPitch */                                \
+    X(VT_KIND_MANAGED, "managed", 0)            /* cuMemAllocManaged */                                          \
+    X(VT_KIND_HOST, "host_pinned", 0)           /* cuMemAllocHost, cuMemHostAlloc */                             \
+    X(VT_KIND_ASYNC, "async", 0)                /* stream-ordered: lives in a pool */                            \
+    X(VT_KIND_VMM_MAP, "vmm_map", 0)            /* a physical handle mapped into reserved address space */       \
+    X(VT_KIND_VA, "va_reserved", 0)             /* cuMemAddressReserve: address space, not memory */             \
+    X(VT_KIND_PHYS, "vmm_physical", 1)          /* cuMemCreate on a device */                                    \
+    X(VT_KIND_PHYS_HOST, "vmm_physical_host", 1) /* cuMemCreate on HOST or HOST_NUMA */                          \
+    X(VT_KIND_BLOCK, "block", 0)                /* a caching allocator's block (vramtrace_block_alloc) */        \
+    X(VT_KIND_ARRAY, "array", 0)                /* a CUDA array or mipmapped array, keyed by its handle */       \
+    X(VT_KIND_HOST_REG, "host_registered", 0)   /* host memory the program pinned itself */                      \
+    X(VT_KIND_IMPORTED, "imported", 0)          /* another owner's memory mapped here: IPC, pool imports */      \
+    X(VT_KIND_EXTERNAL, "external", 0)          /* an external memory object, keyed by its handle */             \
+    X(VT_KIND_GRAPH, "graph", 0)                /* a CUDA graph's allocation node, live from a launch */
+
+/* Counters (`counter NAME N`) that the reports read. */
+#define VT_CTR_OOM_EVENTS "oom_events"
+#define VT_CTR_NATIVE_REUSED "native_reused"
+#define VT_CTR_SELF_HOOK_SAMPLES "self_hook_samples"
+#define VT_CTR_SELF_HOOK_NS "self_hook_ns"
+#define VT_CTR_SELF_PY_NS "self_py_ns"
+#define VT_CTR_SELF_NATIVE_NS "self_native_ns"
+#define VT_CTR_SELF_THREADS_NS "self_threads_ns"
+#define VT_CTR_PROCESS_CPU_NS "process_cpu_ns"
+/* The Python call sites' counters, in the order reports give them. */
+#define VT_CTR_PY_HELD "py_held"
+#define VT_CTR_PY_RELEASED "py_released"
+#define VT_CTR_PY_MISSED "py_missed"
+#define VT_CTR_PY_NATIVE "py_native"
+#define VT_CTR_PY_WALKED "py_walked"
+#define VT_CTR_PY_FRAMES "py_frames"
+#define VT_CTR_PY_CODE_READS "py_code_reads"
+#define VT_CTR_PY_LOOKUPS "py_lookups"
+
+#endif
