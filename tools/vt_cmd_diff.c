@@ -71,50 +71,73 @@ struct vt_diff_sum {
     int ndd;
 };
 
-/* Diffs the two loaded dumps d[0] (older) and d[1], printing it (a JSON object without its newline with
- * json), and fills *sum; -1 when out of memory. */
-static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int json, int full, struct vt_diff_sum *sum)
-{
+/* What a diff of one pair found: computed once (vt_diff_compute), printed by one of the renderers below. */
+struct vt_diff {
+    const char *const *paths;
+    const struct vt_dumpfile *d; /* d[0] older, d[1] */
     struct vt_model m[2];
-    if (vt_model_build(&d[0], full ? VT_MODEL_FULL_STACKS : 0, &m[0]) < 0)
+    struct vt_dev_delta dd[VT_MAX_DEV + 1];
+    int ndd;
+    int64_t alloc_total, res_total;
+    int any_cached_unknown;
+    struct vt_change *ch; /* every site of either dump whose bytes or count changed, sorted (vt_change_cmp) */
+    size_t nc;
+    const struct vt_change *top; /* the leak suspect's site, or NULL */
+    int by_segments;             /* top is a segment site: no allocated site grew */
+    int64_t flight;              /* allocated growth in flight at the newer dump */
+    int64_t unstacked;           /* growth in blocks with no stack, when a site with one leads */
+    const char *verdict;
+    struct vt_self_cost self;    /* what vramtrace cost the process in between (one process) */
+};
+
+static void vt_diff_free(struct vt_diff *r)
+{
+    free(r->ch);
+    vt_model_free(&r->m[0]);
+    vt_model_free(&r->m[1]);
+}
+
+/* Diffs the two loaded dumps d[0] (older) and d[1] into *r; -1 when out of memory. */
+static int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], int full, struct vt_diff *r)
+{
+    memset(r, 0, sizeof *r);
+    r->paths = paths;
+    r->d = d;
+    if (vt_model_build(&d[0], full ? VT_MODEL_FULL_STACKS : 0, &r->m[0]) < 0)
         return -1;
-    if (vt_model_build(&d[1], full ? VT_MODEL_FULL_STACKS : 0, &m[1]) < 0) {
-        vt_model_free(&m[0]);
+    if (vt_model_build(&d[1], full ? VT_MODEL_FULL_STACKS : 0, &r->m[1]) < 0) {
+        vt_model_free(&r->m[0]);
         return -1;
     }
+    struct vt_model *m = r->m;
 
     /* Devices: every ordinal either dump knows. */
-    struct vt_dev_delta *dd = sum->dd;
-    int ndd = 0;
-    int64_t alloc_total = 0, res_total = 0;
-    int any_cached_unknown = 0;
     for (int side = 0; side < 2; side++) {
         for (int k = 0; k < m[side].ndev; k++) {
             int dv = m[side].dev[m[side].devidx[k]].device;
             int seen = 0;
-            for (int j = 0; j < ndd; j++)
-                seen |= dd[j].device == dv;
+            for (int j = 0; j < r->ndd; j++)
+                seen |= r->dd[j].device == dv;
             if (seen)
                 continue;
             const struct vt_dev *o = vt_model_dev(&m[0], dv), *n = vt_model_dev(&m[1], dv);
-            struct vt_dev_delta *x = &dd[ndd++];
+            struct vt_dev_delta *x = &r->dd[r->ndd++];
             x->device = dv;
             x->reserved = (int64_t)(n ? n->reserved : 0) - (int64_t)(o ? o->reserved : 0);
             x->allocated = (int64_t)(n ? n->allocated : 0) - (int64_t)(o ? o->allocated : 0);
             x->cached_unknown = (o && o->cached == VT_DF_UNKNOWN) || (n && n->cached == VT_DF_UNKNOWN);
             x->cached = x->cached_unknown ? 0 : (int64_t)(n ? n->cached : 0) - (int64_t)(o ? o->cached : 0);
-            any_cached_unknown |= x->cached_unknown;
-            alloc_total += x->allocated;
-            res_total += x->reserved;
+            r->any_cached_unknown |= x->cached_unknown;
+            r->alloc_total += x->allocated;
+            r->res_total += x->reserved;
         }
     }
 
     /* Sites: every key of either dump whose bytes or count changed. */
-    size_t cap = m[0].nsites + m[1].nsites, nc = 0;
-    struct vt_change *ch = calloc(cap ? cap : 1, sizeof *ch);
+    size_t cap = m[0].nsites + m[1].nsites;
+    struct vt_change *ch = r->ch = calloc(cap ? cap : 1, sizeof *ch);
     if (!ch) {
-        vt_model_free(&m[0]);
-        vt_model_free(&m[1]);
+        vt_diff_free(r);
         return -1;
     }
     for (size_t i = 0; i < m[1].nsites; i++) {
@@ -124,208 +147,256 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], int
         if (n->role == VT_ROLE_CACHE && !db)
             continue; /* a pool's cache that did not change is no news, even where the other dump has no pools */
         if (db || dc || !o)
-            ch[nc++] = (struct vt_change){o, n, db, dc};
+            ch[r->nc++] = (struct vt_change){o, n, db, dc};
     }
     for (size_t i = 0; i < m[0].nsites; i++) {
         const struct vt_site *o = &m[0].sites[i];
         if (!vt_model_find(&m[1], o->key) && !(o->role == VT_ROLE_CACHE && !o->bytes))
-            ch[nc++] = (struct vt_change){o, NULL, -(int64_t)o->bytes, -(int64_t)o->count};
+            ch[r->nc++] = (struct vt_change){o, NULL, -(int64_t)o->bytes, -(int64_t)o->count};
     }
-    qsort(ch, nc, sizeof *ch, vt_change_cmp);
+    qsort(ch, r->nc, sizeof *ch, vt_change_cmp);
 
     /* The leak suspect: the allocated site that grew most, not in flight; one with a stack before blocks
      * the allocator recorded none for (torch's history off, or sampled: vt_history.c), whose growth is
      * said apart. Allocated memory that grew with no allocated site to show for it (an allocator that
-     * reports its total but not its blocks, CuPy's pool) is still a suspect: named then by the segments
-     * that grew most. */
+     * reports its total but not its blocks, CuPy's pool before its hook) is still a suspect: named then
+     * by the segments that grew most. */
     const struct vt_change *top = NULL, *seg_top = NULL;
-    int64_t flight = 0; /* allocated growth in flight at the newer dump */
-    for (size_t i = 0; i < nc; i++) {
+    for (size_t i = 0; i < r->nc; i++) {
         if (ch[i].delta_bytes <= 0)
             continue;
         if (vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
             if (vt_in_flight(&ch[i]))
-                flight += ch[i].delta_bytes;
+                r->flight += ch[i].delta_bytes;
             else if (!top || (vt_any(top)->unstacked && !vt_any(&ch[i])->unstacked))
                 top = &ch[i];
         } else if (vt_any(&ch[i])->role == VT_ROLE_SEGMENT && !seg_top) {
             seg_top = &ch[i];
         }
     }
-    /* Growth in blocks with no stack, when a site with one leads: said apart, as what the sample missed. */
-    int64_t unstacked = 0;
-    for (size_t i = 0; top && !vt_any(top)->unstacked && i < nc; i++)
+    for (size_t i = 0; top && !vt_any(top)->unstacked && i < r->nc; i++)
         if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED && vt_any(&ch[i])->unstacked &&
             !vt_in_flight(&ch[i]))
-            unstacked += ch[i].delta_bytes;
-    int by_segments = !top && seg_top;
-    if (by_segments)
-        top = seg_top;
-    const char *verdict = alloc_total - flight > 0 ? "leak-suspect"
-                          : res_total > 0        ? "cache-growth"
-                          : res_total < 0 || alloc_total < 0 ? "shrink"
-                                                             : "no-growth";
-    /* What vramtrace cost the process between the two dumps. */
-    struct vt_self_cost self = {0};
+            r->unstacked += ch[i].delta_bytes;
+    r->by_segments = !top && seg_top;
+    r->top = r->by_segments ? seg_top : top;
+    r->verdict = r->alloc_total - r->flight > 0 ? "leak-suspect"
+                 : r->res_total > 0            ? "cache-growth"
+                 : r->res_total < 0 || r->alloc_total < 0 ? "shrink"
+                                                          : "no-growth";
     if (d[0].pid == d[1].pid)
-        self = vt_self_cost_between(&m[0].self, &m[1].self);
-    char a[32], b[32];
-    if (json) {
-        printf("{\"old\":");
-        vt_json_str(stdout, paths[0]);
-        printf(",\"new\":");
-        vt_json_str(stdout, paths[1]);
-        printf(",\"old_pid\":%ld,\"new_pid\":%ld,\"interval_ns\":%lld,\"devices\":[", d[0].pid, d[1].pid,
-               d[0].pid == d[1].pid ? (long long)(d[1].time_mono - d[0].time_mono) : 0LL);
-        for (int j = 0; j < ndd; j++) {
-            printf("%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", j ? "," : "",
-                   dd[j].device, (long long)dd[j].reserved, (long long)dd[j].allocated);
-            vt_json_i64(stdout, dd[j].cached, dd[j].cached_unknown);
-            putchar('}');
-        }
-        printf("],\"sites\":[");
-        for (size_t i = 0; i < nc; i++) {
-            const struct vt_site *s = vt_any(&ch[i]);
-            printf("%s{", i ? "," : "");
-            vt_site_json_head(stdout, s);
-            printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
-                   "\"delta_count\":%lld,\"in_flight\":%s}",
-                   vt_site_class(s), vt_status(&ch[i]),
-                   (unsigned long long)(ch[i].old ? ch[i].old->bytes : 0),
-                   (unsigned long long)(ch[i].new ? ch[i].new->bytes : 0), (long long)ch[i].delta_bytes,
-                   (long long)ch[i].delta_count, vt_in_flight(&ch[i]) ? "true" : "false");
-        }
-        printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
-               "\"suspect\":",
-               (long long)alloc_total, (long long)res_total, (long long)flight, verdict);
-        if (top && !strcmp(verdict, "leak-suspect"))
-            printf("%td", top - ch);
-        else
-            fputs("null", stdout);
-        fputs(",\"self_cost\":", stdout);
-        vt_self_cost_json(stdout, &self);
+        r->self = vt_self_cost_between(&m[0].self, &m[1].self);
+    return 0;
+}
+
+/* The leak suspect, when the verdict is one. */
+static const struct vt_change *vt_diff_suspect(const struct vt_diff *r)
+{
+    return r->top && !strcmp(r->verdict, "leak-suspect") ? r->top : NULL;
+}
+
+/* A JSON object, without its newline. */
+static void vt_diff_json(const struct vt_diff *r)
+{
+    const struct vt_dumpfile *d = r->d;
+    printf("{\"old\":");
+    vt_json_str(stdout, r->paths[0]);
+    printf(",\"new\":");
+    vt_json_str(stdout, r->paths[1]);
+    printf(",\"old_pid\":%ld,\"new_pid\":%ld,\"interval_ns\":%lld,\"devices\":[", d[0].pid, d[1].pid,
+           d[0].pid == d[1].pid ? (long long)(d[1].time_mono - d[0].time_mono) : 0LL);
+    for (int j = 0; j < r->ndd; j++) {
+        printf("%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", j ? "," : "",
+               r->dd[j].device, (long long)r->dd[j].reserved, (long long)r->dd[j].allocated);
+        vt_json_i64(stdout, r->dd[j].cached, r->dd[j].cached_unknown);
         putchar('}');
-    } else {
-        printf("diff %s -> %s\n", paths[0], paths[1]);
-        if (d[0].pid == d[1].pid) {
-            printf("process %ld, %.1f s apart\n", d[0].pid, (double)(d[1].time_mono - d[0].time_mono) / 1e9);
-            vt_self_cost_text(&self, " in between");
-        }
-        else
-            printf("processes %ld and %ld: sites matched by their frames\n", d[0].pid, d[1].pid);
-        for (int j = 0; j < ndd; j++) {
-            vt_human_delta(dd[j].reserved, a, sizeof a);
-            vt_human_delta(dd[j].allocated, b, sizeof b);
-            printf("%s %d: reserved %s, allocated %s, cached ", dd[j].device >= 0 ? "device" : "no device",
-                   dd[j].device, a, b);
-            if (dd[j].cached_unknown) {
-                printf("unknown\n");
-            } else {
-                vt_human_delta(dd[j].cached, a, sizeof a);
-                printf("%s\n", a);
-            }
-        }
-        size_t grew = 0, shrank = 0;
-        for (size_t i = 0; i < nc; i++) {
-            if (ch[i].delta_bytes <= 0) {
-                shrank += ch[i].delta_bytes < 0;
-                continue;
-            }
-            if (!grew++)
-                printf("\nsites that grew:\n");
-            const struct vt_site *s = vt_any(&ch[i]);
-            vt_human_delta(ch[i].delta_bytes, a, sizeof a);
-            vt_human(ch[i].new->bytes, b, sizeof b);
-            char blocks[32] = "";
-            if (s->role != VT_ROLE_CACHE)
-                snprintf(blocks, sizeof blocks, "%+lld %s", (long long)ch[i].delta_count,
-                         s->role == VT_ROLE_SEGMENT ? "segs" : "blocks");
-            printf("%12s %-11s %-9s %s (%s), now %s%s%s\n", a, blocks, vt_site_class(s), s->kind,
-                   s->api, b, ch[i].old ? "" : "  [new]", vt_in_flight(&ch[i]) ? "  [in flight]" : "");
-            vt_site_print_frames(s, "               ", 8, full);
-        }
-        if (!grew)
-            printf("\nno site grew\n");
-        size_t vanished = 0;
-        for (size_t i = 0; i < nc; i++) {
-            if (ch[i].new)
-                continue;
-            const struct vt_site *s = ch[i].old;
-            if (!vanished++)
-                printf("\nsites that vanished:\n");
-            vt_human_delta(ch[i].delta_bytes, a, sizeof a);
-            printf("%12s %-9s %s (%s)  [vanished]  %s\n", a, vt_site_class(s), s->kind, s->api,
-                   s->nframes ? vt_site_name(s) : "");
-        }
-        if (shrank > vanished)
-            printf("%zu other site%s shrank\n", shrank - vanished, shrank - vanished == 1 ? "" : "s");
-        vt_human_delta(alloc_total, a, sizeof a);
-        vt_human_delta(res_total, b, sizeof b);
-        printf("verdict: %s: reserved %s, allocated %s", verdict, b, a);
-        if (!top && !strcmp(verdict, "leak-suspect"))
-            printf("; no call site grew: the allocators' own totals did (they do not list their blocks)");
-        if (top && !strcmp(verdict, "leak-suspect")) {
-            char c[32];
-            vt_human_delta(top->delta_bytes, c, sizeof c);
-            if (by_segments)
-                printf("; no allocated site is known (the allocator does not list its blocks), its segments grew "
-                       "most at %s (%s, %+lld segs)",
-                       vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site", c, (long long)top->delta_count);
-            else
-                printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site",
-                       c, (long long)top->delta_count);
-            if (unstacked > 0 && !by_segments) {
-                vt_human_delta(unstacked, c, sizeof c);
-                printf("; %s more in blocks with no stack (%s)", c,
-                       !strcmp(m[1].d->python.history, "sampled")
-                           ? "torch's block history is on only part of the time, sampled: the site above is what it caught"
-                           : "made while torch's block history was off");
-            }
-        }
-        if (!strcmp(verdict, "cache-growth")) {
-            printf("; memory handed to the program did not grow: this is cache, not a leak");
-            /* What the caching allocators of the newer dump could give back, where they say. */
-            uint64_t rel = 0, frag = 0;
-            int known = 0;
-            for (int k = 0; k < m[1].ndev; k++) {
-                const struct vt_dev *v = &m[1].dev[m[1].devidx[k]];
-                if (v->has_views && v->releasable != VT_DF_UNKNOWN && v->fragmented != VT_DF_UNKNOWN) {
-                    rel += v->releasable;
-                    frag += v->fragmented;
-                    known = 1;
-                }
-            }
-            if (known) {
-                vt_human(rel, a, sizeof a);
-                vt_human(frag, b, sizeof b);
-                /* Torch's word for it where torch is the only caching allocator; the plain one otherwise. */
-                int torch_only = 1;
-                for (size_t k = 0; k < m[1].views.n; k++)
-                    torch_only &= !strcmp(m[1].views.v[k].name, "torch");
-                printf(torch_only ? "; empty_cache() would return %s, %s is free space inside partly used segments"
-                                  : "; the caching allocators hold %s in wholly free segments, %s of free space inside "
-                                    "partly used ones",
-                       a, b);
-            }
-        }
-        if (flight > 0) {
-            vt_human_delta(flight, a, sizeof a);
-            printf("; %s allocated by statements still running at the newer dump (in flight), not counted", a);
-        }
-        if (any_cached_unknown && !strcmp(verdict, "leak-suspect"))
-            printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");
-        putchar('\n');
     }
+    printf("],\"sites\":[");
+    for (size_t i = 0; i < r->nc; i++) {
+        const struct vt_change *c = &r->ch[i];
+        const struct vt_site *s = vt_any(c);
+        printf("%s{", i ? "," : "");
+        vt_site_json_head(stdout, s);
+        printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
+               "\"delta_count\":%lld,\"in_flight\":%s}",
+               vt_site_class(s), vt_status(c), (unsigned long long)(c->old ? c->old->bytes : 0),
+               (unsigned long long)(c->new ? c->new->bytes : 0), (long long)c->delta_bytes, (long long)c->delta_count,
+               vt_in_flight(c) ? "true" : "false");
+    }
+    printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
+           "\"suspect\":",
+           (long long)r->alloc_total, (long long)r->res_total, (long long)r->flight, r->verdict);
+    if (vt_diff_suspect(r))
+        printf("%td", vt_diff_suspect(r) - r->ch);
+    else
+        fputs("null", stdout);
+    fputs(",\"self_cost\":", stdout);
+    vt_self_cost_json(stdout, &r->self);
+    putchar('}');
+}
+
+/* One line per changed site, outermost frame first, then its bytes in the older and the newer dump:
+ * the input of differential flame graphs (flamegraph.pl reads two counts as before and after). */
+static void vt_diff_folded(const struct vt_diff *r)
+{
+    for (size_t i = 0; i < r->nc; i++) {
+        const struct vt_change *c = &r->ch[i];
+        vt_site_folded(stdout, vt_any(c));
+        printf(" %llu %llu\n", (unsigned long long)(c->old ? c->old->bytes : 0),
+               (unsigned long long)(c->new ? c->new->bytes : 0));
+    }
+}
+
+/* The verdict line's words after "verdict: V: reserved R, allocated A". */
+static void vt_diff_verdict_detail(const struct vt_diff *r)
+{
+    char a[32], b[32];
+    const struct vt_change *top = vt_diff_suspect(r);
+    if (!r->top && !strcmp(r->verdict, "leak-suspect"))
+        printf("; no call site grew: the allocators' own totals did (they do not list their blocks)");
+    if (top) {
+        char c[32];
+        vt_human_delta(top->delta_bytes, c, sizeof c);
+        if (r->by_segments)
+            printf("; no allocated site is known (the allocator does not list its blocks), its segments grew "
+                   "most at %s (%s, %+lld segs)",
+                   vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site", c, (long long)top->delta_count);
+        else
+            printf("; most at %s (%s, %+lld blocks)", vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "an unknown site",
+                   c, (long long)top->delta_count);
+        if (r->unstacked > 0 && !r->by_segments) {
+            vt_human_delta(r->unstacked, c, sizeof c);
+            printf("; %s more in blocks with no stack (%s)", c,
+                   !strcmp(r->m[1].d->python.history, "sampled")
+                       ? "torch's block history is on only part of the time, sampled: the site above is what it caught"
+                       : "made while torch's block history was off");
+        }
+    }
+    if (!strcmp(r->verdict, "cache-growth")) {
+        printf("; memory handed to the program did not grow: this is cache, not a leak");
+        /* What the caching allocators of the newer dump could give back, where they say. */
+        uint64_t rel = 0, frag = 0;
+        int known = 0;
+        const struct vt_model *m1 = &r->m[1];
+        for (int k = 0; k < m1->ndev; k++) {
+            const struct vt_dev *v = &m1->dev[m1->devidx[k]];
+            if (v->has_views && v->releasable != VT_DF_UNKNOWN && v->fragmented != VT_DF_UNKNOWN) {
+                rel += v->releasable;
+                frag += v->fragmented;
+                known = 1;
+            }
+        }
+        if (known) {
+            vt_human(rel, a, sizeof a);
+            vt_human(frag, b, sizeof b);
+            /* Torch's word for it where torch is the only caching allocator; the plain one otherwise. */
+            int torch_only = 1;
+            for (size_t k = 0; k < m1->views.n; k++)
+                torch_only &= !strcmp(m1->views.v[k].name, "torch");
+            printf(torch_only ? "; empty_cache() would return %s, %s is free space inside partly used segments"
+                              : "; the caching allocators hold %s in wholly free segments, %s of free space inside "
+                                "partly used ones",
+                   a, b);
+        }
+    }
+    if (r->flight > 0) {
+        vt_human_delta(r->flight, a, sizeof a);
+        printf("; %s allocated by statements still running at the newer dump (in flight), not counted", a);
+    }
+    if (r->any_cached_unknown && !strcmp(r->verdict, "leak-suspect"))
+        printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");
+}
+
+static void vt_diff_text(const struct vt_diff *r, int full)
+{
+    const struct vt_dumpfile *d = r->d;
+    char a[32], b[32];
+    printf("diff %s -> %s\n", r->paths[0], r->paths[1]);
+    if (d[0].pid == d[1].pid) {
+        printf("process %ld, %.1f s apart\n", d[0].pid, (double)(d[1].time_mono - d[0].time_mono) / 1e9);
+        vt_self_cost_text(&r->self, " in between");
+    } else {
+        printf("processes %ld and %ld: sites matched by their frames\n", d[0].pid, d[1].pid);
+    }
+    for (int j = 0; j < r->ndd; j++) {
+        const struct vt_dev_delta *x = &r->dd[j];
+        vt_human_delta(x->reserved, a, sizeof a);
+        vt_human_delta(x->allocated, b, sizeof b);
+        printf("%s %d: reserved %s, allocated %s, cached ", x->device >= 0 ? "device" : "no device", x->device, a, b);
+        if (x->cached_unknown) {
+            printf("unknown\n");
+        } else {
+            vt_human_delta(x->cached, a, sizeof a);
+            printf("%s\n", a);
+        }
+    }
+    size_t grew = 0, shrank = 0;
+    for (size_t i = 0; i < r->nc; i++) {
+        const struct vt_change *c = &r->ch[i];
+        if (c->delta_bytes <= 0) {
+            shrank += c->delta_bytes < 0;
+            continue;
+        }
+        if (!grew++)
+            printf("\nsites that grew:\n");
+        const struct vt_site *s = vt_any(c);
+        vt_human_delta(c->delta_bytes, a, sizeof a);
+        vt_human(c->new->bytes, b, sizeof b);
+        char blocks[32] = "";
+        if (s->role != VT_ROLE_CACHE)
+            snprintf(blocks, sizeof blocks, "%+lld %s", (long long)c->delta_count,
+                     s->role == VT_ROLE_SEGMENT ? "segs" : "blocks");
+        printf("%12s %-11s %-9s %s (%s), now %s%s%s\n", a, blocks, vt_site_class(s), s->kind, s->api, b,
+               c->old ? "" : "  [new]", vt_in_flight(c) ? "  [in flight]" : "");
+        vt_site_print_frames(s, "               ", 8, full);
+    }
+    if (!grew)
+        printf("\nno site grew\n");
+    size_t vanished = 0;
+    for (size_t i = 0; i < r->nc; i++) {
+        if (r->ch[i].new)
+            continue;
+        const struct vt_site *s = r->ch[i].old;
+        if (!vanished++)
+            printf("\nsites that vanished:\n");
+        vt_human_delta(r->ch[i].delta_bytes, a, sizeof a);
+        printf("%12s %-9s %s (%s)  [vanished]  %s\n", a, vt_site_class(s), s->kind, s->api,
+               s->nframes ? vt_site_name(s) : "");
+    }
+    if (shrank > vanished)
+        printf("%zu other site%s shrank\n", shrank - vanished, shrank - vanished == 1 ? "" : "s");
+    vt_human_delta(r->alloc_total, a, sizeof a);
+    vt_human_delta(r->res_total, b, sizeof b);
+    printf("verdict: %s: reserved %s, allocated %s", r->verdict, b, a);
+    vt_diff_verdict_detail(r);
+    putchar('\n');
+}
+
+enum vt_diff_format { VT_DIFF_TEXT, VT_DIFF_JSON, VT_DIFF_FOLDED };
+
+/* Diffs the two loaded dumps d[0] (older) and d[1], printing it in the format given (JSON: an object
+ * without its newline), and fills *sum; -1 when out of memory. */
+static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], enum vt_diff_format format, int full,
+                        struct vt_diff_sum *sum)
+{
+    struct vt_diff r;
+    if (vt_diff_compute(paths, d, full, &r) < 0)
+        return -1;
+    if (format == VT_DIFF_JSON)
+        vt_diff_json(&r);
+    else if (format == VT_DIFF_FOLDED)
+        vt_diff_folded(&r);
+    else
+        vt_diff_text(&r, full);
+    const struct vt_change *top = vt_diff_suspect(&r);
     sum->pid = d[1].pid;
-    sum->allocated = alloc_total;
-    sum->reserved = res_total;
-    sum->verdict = verdict;
-    sum->ndd = ndd;
-    snprintf(sum->top, sizeof sum->top, "%s",
-             top && !strcmp(verdict, "leak-suspect") && vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "");
-    free(ch);
-    vt_model_free(&m[0]);
-    vt_model_free(&m[1]);
+    sum->allocated = r.alloc_total;
+    sum->reserved = r.res_total;
+    sum->verdict = r.verdict;
+    sum->ndd = r.ndd;
+    memcpy(sum->dd, r.dd, sizeof r.dd);
+    snprintf(sum->top, sizeof sum->top, "%s", top && vt_any(top)->nframes ? vt_site_name(vt_any(top)) : "");
+    vt_diff_free(&r);
     return 0;
 }
 
@@ -398,7 +469,7 @@ static int vt_diff_processes(char **paths, struct vt_dumpfile *d, int n, int jso
             putchar(',');
         else if (!json)
             putchar('\n');
-        if (vt_diff_pair(pp, two, json, full, &sums[np]) < 0) {
+        if (vt_diff_pair(pp, two, json ? VT_DIFF_JSON : VT_DIFF_TEXT, full, &sums[np]) < 0) {
             fprintf(stderr, "vramtrace: out of memory\n");
             status = 1;
             goto out;
@@ -501,11 +572,13 @@ static int vt_order_pair(char **paths, struct vt_dumpfile *d, int force)
 int vt_cmd_diff(int argc, char **argv)
 {
     char *paths[VT_DIFF_MAX];
-    int json = 0, full = 0, fail = 0, np = 0, force = 0;
+    int json = 0, folded = 0, full = 0, fail = 0, np = 0, force = 0;
     uint64_t limit = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = 1;
+        } else if (!strcmp(argv[i], "--folded")) {
+            folded = 1;
         } else if (!strcmp(argv[i], "--full-stacks")) {
             full = 1;
         } else if (!strcmp(argv[i], "--force")) {
@@ -522,6 +595,10 @@ int vt_cmd_diff(int argc, char **argv)
     }
     if (np < 2 || np % 2)
         return vt_usage_error("diff", "needs two dumps: OLD NEW (or two of each process)");
+    if (json && folded)
+        return vt_usage_error("diff", "--json and --folded: one or the other");
+    if (folded && np != 2)
+        return vt_usage_error("diff", "--folded takes two dumps: OLD NEW");
     struct vt_dumpfile *d = calloc((size_t)np, sizeof *d);
     if (!d) {
         fprintf(stderr, "vramtrace: out of memory\n");
@@ -538,7 +615,8 @@ int vt_cmd_diff(int argc, char **argv)
         status = vt_order_pair(paths, d, force);
     if (!status && np == 2) {
         struct vt_diff_sum sum = {.allocated = 0};
-        if (vt_diff_pair((const char *const *)paths, d, json, full, &sum) < 0) {
+        enum vt_diff_format format = json ? VT_DIFF_JSON : folded ? VT_DIFF_FOLDED : VT_DIFF_TEXT;
+        if (vt_diff_pair((const char *const *)paths, d, format, full, &sum) < 0) {
             fprintf(stderr, "vramtrace: out of memory\n");
             status = 1;
         } else if (json) {

@@ -493,12 +493,8 @@ static void vt_report_folded(const struct vt_report_opts *o, const struct vt_mod
         const struct vt_site *s = &m->sites[i];
         if (!vt_site_shown(o, s))
             continue;
-        for (uint32_t f = s->nframes; f-- > 0;) {
-            for (const char *c = s->frames[f]; *c; c++)
-                putchar(*c == ';' ? ',' : *c);
-            putchar(';');
-        }
-        printf("[%s %s] %llu\n", s->kind, s->api, (unsigned long long)s->bytes);
+        vt_site_folded(stdout, s);
+        printf(" %llu\n", (unsigned long long)s->bytes);
     }
 }
 

@@ -444,6 +444,16 @@ const char *vt_site_name(const struct vt_site *s)
     return s->nframes ? s->frames[s->name_at] : NULL;
 }
 
+void vt_site_folded(FILE *f, const struct vt_site *s)
+{
+    for (uint32_t i = s->nframes; i-- > 0;) {
+        for (const char *c = s->frames[i]; *c; c++)
+            fputc(*c == ';' ? ',' : *c, f);
+        fputc(';', f);
+    }
+    fprintf(f, "[%s %s]", s->kind, s->api);
+}
+
 void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full)
 {
     uint32_t f = 0, shown = 0;

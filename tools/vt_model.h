@@ -118,6 +118,9 @@ const char *vt_site_name(const struct vt_site *s);
 /* Prints a site's frames, one per line after indent: at most max unless full, and of a stack that
  * goes on in Python only its innermost native frame before the Python frames. */
 void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full);
+/* A site as a folded stack: its frames outermost first, apart by ';' (a ';' in a name becomes ','),
+ * then "[kind api]": the stack of a line of flame-graph input, without its counts. */
+void vt_site_folded(FILE *f, const struct vt_site *s);
 /* A site in JSON (docs/JSON.md): its identity, "stack":[...],"python_from":N|null,"kind":K,"api":A; and
  * where it is, "device":D,"library":L|null,"class":C. */
 void vt_site_json_head(FILE *f, const struct vt_site *s);
