@@ -26,6 +26,7 @@ static const struct golden cases[] = {
     {"diff-grow12.out", {"diff", "grow.1.dump", "grow.2.dump", NULL}},
     {"diff-grow12.json", {"diff", "grow.1.dump", "grow.2.dump", "--json", NULL}},
     {"diff-grow12.folded", {"diff", "grow.1.dump", "grow.2.dump", "--folded", NULL}},
+    {"trend-grow.folded", {"trend", "grow.1.dump", "grow.2.dump", "grow.3.dump", "--folded", NULL}},
     {"diff-pool12.out", {"diff", "pool.1.dump", "pool.2.dump", NULL}},
     {"diff-pool12.json", {"diff", "pool.1.dump", "pool.2.dump", "--json", NULL}},
     {"trend-grow.out", {"trend", "grow.1.dump", "grow.2.dump", "grow.3.dump", NULL}},

@@ -13,7 +13,7 @@ static void vt_usage(FILE *f)
           "       vramtrace report DUMP DUMP... (one per process) [--top N] [--device D] [--json] [--full-stacks]\n"
           "       vramtrace diff OLD NEW [--json | --folded] [--fail-on-growth SIZE] [--full-stacks] [--force]\n"
           "       vramtrace diff OLD NEW OLD NEW... (two per process) [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
-          "       vramtrace trend DUMP DUMP DUMP... [--json] [--full-stacks]\n",
+          "       vramtrace trend DUMP DUMP DUMP... [--json | --folded] [--full-stacks]\n",
           f);
 }
 
