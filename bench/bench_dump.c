@@ -1,7 +1,9 @@
 /* Benchmark: time to write a dump of LIVE live allocations (default 100,000) over STACKS distinct
  * stacks (default 10,000) of SIZE bytes each, and how long a program thread's alloc+free pair was held
  * up meanwhile (its worst pair during the dump against its worst pair before). Run under the library;
- * prints the figures and the dump's path. */
+ * prints the figures and the dump's path. With MORE (a fourth argument), MORE dumps follow, each after
+ * LIVE / 100 more allocations at one site (a leak, for `vramtrace trend` over a series): their paths on
+ * one line, "series PATH...". */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -10,7 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static long live = 100000, stacks = 10000, size = 4096;
+static long live = 100000, stacks = 10000, size = 4096, more;
 static int levels;
 
 static double now(void)
@@ -67,6 +69,8 @@ int main(int argc, char **argv)
         stacks = atol(argv[2]);
     if (argc > 3)
         size = atol(argv[3]);
+    if (argc > 4)
+        more = atol(argv[4]);
     while ((1L << levels) < stacks)
         levels++;
     CUcontext c;
@@ -105,5 +109,18 @@ int main(int argc, char **argv)
         fclose(f);
     printf("dump_ms %.1f size_mib %.1f longest_lock_hold_us %.1f worst_pair_before_us %.1f worst_pair_during_us %.1f "
            "path %s\n", dt * 1e3, st.st_size / 1048576.0, hold / 1e3, worst[0] * 1e6, worst[1] * 1e6, path);
+    if (more > 0) {
+        printf("series %s", path);
+        CUdeviceptr p;
+        for (long k = 0; k < more; k++) {
+            for (long i = 0; i < live / 100; i++)
+                if (cuMemAlloc(&p, (size_t)size))
+                    return 1;
+            if (dump(path, sizeof path))
+                return 1;
+            printf(" %s", path);
+        }
+        putchar('\n');
+    }
     return 0;
 }

@@ -62,4 +62,8 @@ echo "large dump: $(du -m "$a" | cut -f1) MiB, $(grep -c '^alloc ' "$a") allocat
 /usr/bin/time -f "report: %e s, peak %M KiB" "$B/vramtrace" report "$a" >/dev/null
 /usr/bin/time -f "report --json: %e s, peak %M KiB" "$B/vramtrace" report "$a" --json >/dev/null
 /usr/bin/time -f "diff: %e s, peak %M KiB" "$B/vramtrace" diff "$a" "$b" >/dev/null
+# A series of ten such dumps of one process (the last nine after 10,000 more allocations at one site each).
+series=$(VRAMTRACE_DEPTH=32 VRAMTRACE_AT_EXIT=0 LD_PRELOAD=$B/libvramtrace.so "$B/bench_dump" 1000000 50000 64 9 |
+  sed -n 's/^series //p')
+/usr/bin/time -f "trend of 10: %e s, peak %M KiB" "$B/vramtrace" trend $series >/dev/null
 rm -rf "$D"

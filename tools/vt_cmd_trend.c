@@ -278,6 +278,9 @@ int vt_cmd_trend(int argc, char **argv)
             rc = 1;
             break;
         }
+        /* A series is many dumps: each keeps its model, not its entries. */
+        vt_model_shed(&dm[loaded].m);
+        vt_dumpfile_shed(&dm[loaded].d);
     }
     if (rc)
         goto out;

@@ -946,6 +946,24 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
     return r;
 }
 
+void vt_dumpfile_shed(struct vt_dumpfile *d)
+{
+    free(d->allocs);
+    free(d->phys);
+    d->allocs = NULL;
+    d->phys = NULL;
+    d->nallocs = d->nphys = 0;
+    for (size_t i = 0; i < d->nstacks; i++)
+        free(d->stacks[i].pc);
+    for (size_t i = 0; i < d->nframes; i++)
+        free(d->frames[i].name);
+    free(d->stacks);
+    free(d->frames);
+    d->stacks = NULL;
+    d->frames = NULL;
+    d->nstacks = d->nframes = 0;
+}
+
 void vt_dumpfile_free(struct vt_dumpfile *d)
 {
     for (int i = 0; d->names && i < VT_DF_NAME_SLOTS; i++)

@@ -246,6 +246,9 @@ int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t 
 /* The same from an open stream; name is what error messages call it. */
 int vt_dumpfile_parse(FILE *f, const char *name, struct vt_dumpfile *d, char *err, size_t errlen);
 void vt_dumpfile_free(struct vt_dumpfile *d);
+/* Gives back the entries (allocs, phys) and the native stacks and frames, most of a large dump's
+ * memory, once a model is built from it (its sites have their frames): the rest stays readable. */
+void vt_dumpfile_shed(struct vt_dumpfile *d);
 
 /* Look-ups (NULL / 0 when absent). */
 const struct vt_df_stack *vt_df_stack(const struct vt_dumpfile *d, uint32_t id);

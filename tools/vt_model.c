@@ -877,6 +877,15 @@ static void vt_sites_free(struct vt_site *sites, size_t n)
     free(sites);
 }
 
+void vt_model_shed(struct vt_model *m)
+{
+    free(m->views.alloc_role);
+    free(m->views.phys_role);
+    m->views.alloc_role = m->views.phys_role = NULL;
+    vt_sym_close(m->sym); /* the sites have their frames' names */
+    m->sym = NULL;
+}
+
 void vt_model_free(struct vt_model *m)
 {
     vt_sites_free(m->sites, m->nsites);

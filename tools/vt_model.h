@@ -110,6 +110,9 @@ struct vt_model {
 /* Returns 0, or -1 when out of memory. */
 int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m);
 void vt_model_free(struct vt_model *m);
+/* Gives back what only building needed (the views' role of each entry, the symbolizer): for a reader
+ * that keeps many models at once (trend). */
+void vt_model_shed(struct vt_model *m);
 /* "allocated", "cache" or "segment": how diff and trend class a site's growth. */
 const char *vt_site_class(const struct vt_site *s);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
