@@ -190,6 +190,8 @@ struct vt_df_caps {
 /* Records that end in free text, and how many fields come before it. */
 static int vt_df_text_fields(const char *line)
 {
+    if (line[0] == 'a') /* alloc, allocator, api: none ends in text */
+        return VT_DF_MAX_FIELDS;
     static const struct { const char *prefix; int fields; } text[] = {
         {"exe ", 1}, {"cmdline ", 1}, {"module ", 6}, {"python ", 4}, {"history ", 3}, {"bridge ", 3}, {"pyframe ", 4},
     };
@@ -417,9 +419,34 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
     return 0;
 }
 
+/* An `alloc` record: most of a large dump's lines, so read before the other records are tried. */
+static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    if (d->nallocs >= UINT32_MAX - 1) /* the reader counts them in 32 bits (vt_views.c) */
+        return vt_df_fail(p, "more than %u allocations", UINT32_MAX - 1);
+    VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
+    struct vt_df_alloc *v = &d->allocs[d->nallocs];
+    uint64_t unused;
+    if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
+        vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &unused, 0) < 0 ||
+        vt_df_u64(p, 7, &v->pool, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
+        vt_df_u64(p, 9, &unused, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
+        vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
+        vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
+        return -1;
+    if (!vt_df_known_kind(v->kind, 0))
+        return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
+    v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
+    d->nallocs++;
+    return 0;
+}
+
 static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap, int *seen)
 {
     const char *key = p->field[0];
+    if (!strcmp(key, "alloc"))
+        return vt_df_alloc_record(p, d, cap);
     int r = vt_df_header(p, d, key, seen);
     if (r <= 0)
         return r;
@@ -587,24 +614,6 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         if (strcmp(p->field[2], "-") && !(v->name = strdup(p->field[2])))
             return vt_df_fail(p, "out of memory");
         d->nframes++;
-    } else if (!strcmp(key, "alloc")) {
-        if (d->nallocs >= UINT32_MAX - 1) /* the reader counts them in 32 bits (vt_views.c) */
-            return vt_df_fail(p, "more than %u allocations", UINT32_MAX - 1);
-        VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
-        struct vt_df_alloc *v = &d->allocs[d->nallocs];
-        uint64_t unused;
-        if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-            vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
-            vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &unused, 0) < 0 ||
-            vt_df_u64(p, 7, &v->pool, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
-            vt_df_u64(p, 9, &unused, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
-            vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
-            vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
-            return -1;
-        if (!vt_df_known_kind(v->kind, 0))
-            return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
-        v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
-        d->nallocs++;
     } else if (!strcmp(key, "pool_segment")) {
         VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
         struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
