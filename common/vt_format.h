@@ -8,6 +8,44 @@
 /* The last line: a file without it is not a whole dump. */
 #define VT_DUMP_END "end"
 
+/* Record words: the first field of each line. */
+#define VT_REC_ALLOC "alloc"
+#define VT_REC_API "api"
+#define VT_REC_CMDLINE "cmdline"
+#define VT_REC_COUNTER "counter"
+#define VT_REC_DEPTH "depth"
+#define VT_REC_DEVICE "device"
+#define VT_REC_EXE "exe"
+#define VT_REC_FAILED "failed"
+#define VT_REC_FRAME "frame"
+#define VT_REC_INTERPRETER "interpreter"
+#define VT_REC_KIND "kind"
+#define VT_REC_LIMITS "limits"
+#define VT_REC_MODULE "module"
+#define VT_REC_PHYS "phys"
+#define VT_REC_PID "pid"
+#define VT_REC_POOL "pool"
+#define VT_REC_POOL_SEGMENT "pool_segment"
+#define VT_REC_PPID "ppid"
+#define VT_REC_PYFRAME "pyframe"
+#define VT_REC_PYSTACK "pystack"
+#define VT_REC_PYTHON "python"
+#define VT_REC_REASON "reason"
+#define VT_REC_SEQ "seq"
+#define VT_REC_STACK "stack"
+#define VT_REC_START "start"
+#define VT_REC_TIME "time"
+#define VT_REC_UNWATCHED "unwatched"
+/* Written by the bridges' Python half (lib/python/vt_bridge.py, which cannot include this file), read
+ * by the command. */
+#define VT_REC_HISTORY "history"
+#define VT_REC_BRIDGE "bridge"
+#define VT_REC_ALLOCATOR "allocator"
+#define VT_REC_SEGMENT "segment"
+#define VT_REC_BLOCK "block"
+#define VT_REC_HELD "held"
+#define VT_REC_RUNNING "running"
+
 /* Why a dump was written (the `reason` record): X(enum name, word). */
 #define VT_REASONS(X)                                                                                            \
     X(VT_REASON_SIGNAL, "signal") X(VT_REASON_EXIT, "exit") X(VT_REASON_OOM, "oom")                              \
@@ -29,6 +67,9 @@
     X(VT_KIND_IMPORTED, "imported", 0)          /* another owner's memory mapped here: IPC, pool imports */      \
     X(VT_KIND_EXTERNAL, "external", 0)          /* an external memory object, keyed by its handle */             \
     X(VT_KIND_GRAPH, "graph", 0)                /* a CUDA graph's allocation node, live from a launch */
+
+/* A counter's line, in the writer's format strings (its value a %llu). */
+#define VT_COUNTER_LINE(name) VT_REC_COUNTER " " name " %llu\n"
 
 /* Counters (`counter NAME N`) that the reports read. */
 #define VT_CTR_OOM_EVENTS "oom_events"

@@ -193,7 +193,7 @@ static int vt_df_text_fields(const char *line)
     if (line[0] == 'a') /* alloc, allocator, api: none ends in text */
         return VT_DF_MAX_FIELDS;
     static const struct { const char *prefix; int fields; } text[] = {
-        {"exe ", 1}, {"cmdline ", 1}, {"module ", 6}, {"python ", 4}, {"history ", 3}, {"bridge ", 3}, {"pyframe ", 4},
+        {VT_REC_EXE " ", 1}, {VT_REC_CMDLINE " ", 1}, {VT_REC_MODULE " ", 6}, {VT_REC_PYTHON " ", 4}, {VT_REC_HISTORY " ", 3}, {VT_REC_BRIDGE " ", 3}, {VT_REC_PYFRAME " ", 4},
     };
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (!strncmp(line, text[i].prefix, strlen(text[i].prefix)))
@@ -214,7 +214,7 @@ static int vt_df_rest(struct vt_df_parser *p, char **out)
 static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
 {
     const char *key = p->field[0];
-    if (!strcmp(key, "python")) {
+    if (!strcmp(key, VT_REC_PYTHON)) {
         struct vt_df_python *v = &d->python;
         if (v->present)
             return vt_df_fail(p, "a second 'python' record");
@@ -224,14 +224,14 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         v->present = 1;
         return vt_df_rest(p, &v->detail);
     }
-    if (!strcmp(key, "history")) {
+    if (!strcmp(key, VT_REC_HISTORY)) {
         struct vt_df_python *v = &d->python;
         if (p->nf != 3 || strcmp(p->field[1], "torch") || vt_df_word(p, 2, v->history, sizeof v->history) < 0)
             return p->nf != 3 || strcmp(p->field[1], "torch") ? vt_df_fail(p, "'history' record must be 'history torch STATE [DETAIL]'") : -1;
         free(v->history_detail);
         return vt_df_rest(p, &v->history_detail);
     }
-    if (!strcmp(key, "interpreter")) {
+    if (!strcmp(key, VT_REC_INTERPRETER)) {
         struct vt_df_interpreter *v = &d->interpreter;
         if (v->present)
             return vt_df_fail(p, "a second 'interpreter' record");
@@ -246,7 +246,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         v->present = 1;
         return 0;
     }
-    if (!strcmp(key, "bridge")) {
+    if (!strcmp(key, VT_REC_BRIDGE)) {
         VT_DF_GROW(d->bridges, d->nbridges, cap->bridges);
         struct vt_df_bridge *v = &d->bridges[d->nbridges];
         memset(v, 0, sizeof *v);
@@ -258,7 +258,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->nbridges++;
         return 0;
     }
-    if (!strcmp(key, "allocator")) {
+    if (!strcmp(key, VT_REC_ALLOCATOR)) {
         VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
         struct vt_df_allocator *v = &d->allocators[d->nallocators];
         if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
@@ -268,7 +268,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->nallocators++;
         return 0;
     }
-    if (!strcmp(key, "segment")) {
+    if (!strcmp(key, VT_REC_SEGMENT)) {
         VT_DF_GROW(d->segments, d->nsegments, cap->segments);
         struct vt_df_segment *v = &d->segments[d->nsegments];
         memset(v, 0, sizeof *v);
@@ -286,7 +286,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->nsegments++;
         return 0;
     }
-    if (!strcmp(key, "block")) {
+    if (!strcmp(key, VT_REC_BLOCK)) {
         static const char *const states[] = {"active_allocated", "active_pending_free", "inactive"};
         VT_DF_GROW(d->blocks, d->nblocks, cap->blocks);
         struct vt_df_block *v = &d->blocks[d->nblocks];
@@ -310,7 +310,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->nblocks++;
         return 0;
     }
-    if (!strcmp(key, "pyframe")) {
+    if (!strcmp(key, VT_REC_PYFRAME)) {
         VT_DF_GROW(d->pyframes, d->npyframes, cap->pyframes);
         struct vt_df_pyframe *v = &d->pyframes[d->npyframes];
         memset(v, 0, sizeof *v);
@@ -327,7 +327,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->npyframes++;
         return 0;
     }
-    if (!strcmp(key, "held")) {
+    if (!strcmp(key, VT_REC_HELD)) {
         VT_DF_GROW(d->held, d->nheld, cap->held);
         struct vt_df_held *v = &d->held[d->nheld];
         if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->allocator, sizeof v->allocator) < 0 ||
@@ -338,7 +338,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->nheld++;
         return 0;
     }
-    if (!strcmp(key, "running")) {
+    if (!strcmp(key, VT_REC_RUNNING)) {
         VT_DF_GROW(d->running, d->nrunning, cap->running);
         struct vt_df_running *v = &d->running[d->nrunning];
         if (vt_df_nfields(p, 2) < 0 || vt_df_u32(p, 1, &v->pystack) < 0)
@@ -349,7 +349,7 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
         d->nrunning++;
         return 0;
     }
-    if (!strcmp(key, "pystack")) {
+    if (!strcmp(key, VT_REC_PYSTACK)) {
         VT_DF_GROW(d->pystacks, d->npystacks, cap->pystacks);
         struct vt_df_pystack *v = &d->pystacks[d->npystacks];
         if (p->nf < 3 || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
@@ -374,14 +374,14 @@ static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, st
 
 static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const char *key, int *seen)
 {
-    if (!strcmp(key, "pid") || !strcmp(key, "ppid")) {
+    if (!strcmp(key, VT_REC_PID) || !strcmp(key, VT_REC_PPID)) {
         int v;
         if (vt_df_nfields(p, 2) < 0 || vt_df_int(p, 1, &v, 0, 0x7fffffff) < 0)
             return -1;
         *(key[0] == 'p' && key[1] == 'p' ? &d->ppid : &d->pid) = v;
         if (key[1] == 'i')
             *seen |= 1;
-    } else if (!strcmp(key, "reason")) {
+    } else if (!strcmp(key, VT_REC_REASON)) {
 #define VT_REASON_WORD(e, word) word,
         static const char *const ok[] = {VT_REASONS(VT_REASON_WORD)};
 #undef VT_REASON_WORD
@@ -394,12 +394,12 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
             return vt_df_fail(p, "unknown dump reason '%s'", p->field[1]);
         strcpy(d->reason, p->field[1]);
         *seen |= 2;
-    } else if (!strcmp(key, "seq")) {
+    } else if (!strcmp(key, VT_REC_SEQ)) {
         uint64_t v;
         if (vt_df_nfields(p, 2) < 0 || vt_df_u64(p, 1, &v, 0) < 0)
             return -1;
         d->seq = (unsigned long)v;
-    } else if (!strcmp(key, "time") || !strcmp(key, "start")) {
+    } else if (!strcmp(key, VT_REC_TIME) || !strcmp(key, VT_REC_START)) {
         uint64_t w, m;
         if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &w, 0) < 0 || vt_df_u64(p, 2, &m, 0) < 0)
             return -1;
@@ -410,7 +410,7 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
             d->start_wall = w;
             d->start_mono = m;
         }
-    } else if (!strcmp(key, "depth")) {
+    } else if (!strcmp(key, VT_REC_DEPTH)) {
         if (vt_df_nfields(p, 2) < 0 || vt_df_int(p, 1, &d->depth, 0, 1024) < 0)
             return -1;
     } else {
@@ -445,14 +445,14 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
 static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap, int *seen)
 {
     const char *key = p->field[0];
-    if (!strcmp(key, "alloc"))
+    if (!strcmp(key, VT_REC_ALLOC))
         return vt_df_alloc_record(p, d, cap);
     int r = vt_df_header(p, d, key, seen);
     if (r <= 0)
         return r;
     if ((r = vt_df_bridge_record(p, d, cap)) <= 0)
         return r;
-    if (!strcmp(key, "exe") || !strcmp(key, "cmdline")) {
+    if (!strcmp(key, VT_REC_EXE) || !strcmp(key, VT_REC_CMDLINE)) {
         if (p->nf != 1 || !p->rest)
             return vt_df_fail(p, "'%s' record needs its text", key);
         char **to = key[0] == 'e' ? &d->exe : &d->cmdline;
@@ -460,7 +460,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             return vt_df_fail(p, "a second '%s' record", key);
         if (!(*to = strdup(p->rest)))
             return vt_df_fail(p, "out of memory");
-    } else if (!strcmp(key, "device")) {
+    } else if (!strcmp(key, VT_REC_DEVICE)) {
         VT_DF_GROW(d->devices, d->ndevices, cap->devices);
         struct vt_df_device *v = &d->devices[d->ndevices];
         if (vt_df_nfields(p, 9) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
@@ -475,7 +475,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         v->has_limits = 0;
         v->malloc_heap = v->stack_per_thread = v->resident_threads = v->printf_fifo = VT_DF_UNKNOWN;
         d->ndevices++;
-    } else if (!strcmp(key, "limits")) {
+    } else if (!strcmp(key, VT_REC_LIMITS)) {
         int ord;
         if (vt_df_nfields(p, 6) < 0 || vt_df_int(p, 1, &ord, 0, 1023) < 0)
             return -1;
@@ -486,7 +486,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             vt_df_u64(p, 4, &v->resident_threads, 1) < 0 || vt_df_u64(p, 5, &v->printf_fifo, 1) < 0)
             return -1;
         v->has_limits = 1;
-    } else if (!strcmp(key, "pool")) {
+    } else if (!strcmp(key, VT_REC_POOL)) {
         VT_DF_GROW(d->pools, d->npools, cap->pools);
         struct vt_df_pool *v = &d->pools[d->npools];
         if (vt_df_nfields(p, 9) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_int(p, 2, &v->device, -1, 1023) < 0)
@@ -503,7 +503,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             if (d->pools[i].handle == v->handle)
                 return vt_df_fail(p, "pool 0x%llx is listed twice", (unsigned long long)v->handle);
         d->npools++;
-    } else if (!strcmp(key, "counter") || !strcmp(key, "unwatched")) {
+    } else if (!strcmp(key, VT_REC_COUNTER) || !strcmp(key, VT_REC_UNWATCHED)) {
         int is_counter = key[0] == 'c';
         struct vt_df_named **arr = is_counter ? &d->counters : &d->unwatched;
         size_t *n = is_counter ? &d->ncounters : &d->nunwatched;
@@ -516,7 +516,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             if (!strcmp((*arr)[i].name, v->name))
                 return vt_df_fail(p, "%s '%s' is listed twice", key, v->name);
         (*n)++;
-    } else if (!strcmp(key, "kind")) {
+    } else if (!strcmp(key, VT_REC_KIND)) {
         VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
         struct vt_df_kind *v = &d->kinds[d->nkinds];
         if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
@@ -528,7 +528,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             if (!strcmp(d->kinds[i].name, v->name))
                 return vt_df_fail(p, "kind '%s' is listed twice", v->name);
         d->nkinds++;
-    } else if (!strcmp(key, "api")) {
+    } else if (!strcmp(key, VT_REC_API)) {
         VT_DF_GROW(d->apis, d->napis, cap->apis);
         struct vt_df_api *v = &d->apis[d->napis];
         if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
@@ -540,7 +540,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
             if (!strcmp(d->apis[i].name, v->name))
                 return vt_df_fail(p, "api '%s' is listed twice", v->name);
         d->napis++;
-    } else if ((!strcmp(key, "oom") && d->version <= 3) || (!strcmp(key, "failed") && d->version >= 4)) {
+    } else if ((!strcmp(key, "oom") && d->version <= 3) || (!strcmp(key, VT_REC_FAILED) && d->version >= 4)) {
         int old = key[0] == 'o';
         if (old && d->nfailed)
             return vt_df_fail(p, "a second 'oom' record");
@@ -566,7 +566,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         }
         v->line = p->line;
         d->nfailed++;
-    } else if (!strcmp(key, "module")) {
+    } else if (!strcmp(key, VT_REC_MODULE)) {
         VT_DF_GROW(d->modules, d->nmodules, cap->modules);
         struct vt_df_module *v = &d->modules[d->nmodules];
         memset(v, 0, sizeof *v);
@@ -582,7 +582,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         if (!(v->path = strdup(p->rest)))
             return vt_df_fail(p, "out of memory");
         d->nmodules++;
-    } else if (!strcmp(key, "stack")) {
+    } else if (!strcmp(key, VT_REC_STACK)) {
         VT_DF_GROW(d->stacks, d->nstacks, cap->stacks);
         struct vt_df_stack *v = &d->stacks[d->nstacks];
         int py = d->version >= 3; /* a last field: the Python stack */
@@ -605,7 +605,7 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
                 return -1;
             }
         d->nstacks++;
-    } else if (!strcmp(key, "frame")) {
+    } else if (!strcmp(key, VT_REC_FRAME)) {
         VT_DF_GROW(d->frames, d->nframes, cap->frames);
         struct vt_df_frame *v = &d->frames[d->nframes];
         if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->pc, 0) < 0)
@@ -614,14 +614,14 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
         if (strcmp(p->field[2], "-") && !(v->name = strdup(p->field[2])))
             return vt_df_fail(p, "out of memory");
         d->nframes++;
-    } else if (!strcmp(key, "pool_segment")) {
+    } else if (!strcmp(key, VT_REC_POOL_SEGMENT)) {
         VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
         struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
         if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 ||
             vt_df_word(p, 2, v->allocator, sizeof v->allocator) < 0)
             return -1;
         d->npool_segments++;
-    } else if (!strcmp(key, "phys")) {
+    } else if (!strcmp(key, VT_REC_PHYS)) {
         VT_DF_GROW(d->phys, d->nphys, cap->phys);
         struct vt_df_phys *v = &d->phys[d->nphys];
         if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "vramtrace.h"
+#include "vt_format.h"
 #include "vt_blocks.h"
 #include "vt_config.h"
 #include "vt_devices.h"
@@ -175,7 +176,7 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
     for (const struct vt_stack *st = head; st; st = st->next) {
         if (!used[st->id])
             continue;
-        vt_outf(f, "stack %u %u", st->id, st->n);
+        vt_outf(f, VT_REC_STACK " %u %u", st->id, st->n);
         for (uint32_t j = 0; j < st->n; j++)
             vt_outf(f, " 0x%lx", (unsigned long)st->pc[j]);
         vt_outf(f, " %u\n", st->py ? stack_base + st->py : 0);
@@ -199,10 +200,10 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
             Dl_info di;
             /* A return address: the call is the byte before it. */
             if (dladdr((void *)(pcs[j] - 1), &di) && di.dli_sname && di.dli_saddr)
-                vt_outf(f, "frame 0x%lx %s+0x%lx\n", (unsigned long)pcs[j], di.dli_sname,
+                vt_outf(f, VT_REC_FRAME " 0x%lx %s+0x%lx\n", (unsigned long)pcs[j], di.dli_sname,
                         (unsigned long)(pcs[j] - (uintptr_t)di.dli_saddr));
             else
-                vt_outf(f, "frame 0x%lx -\n", (unsigned long)pcs[j]);
+                vt_outf(f, VT_REC_FRAME " 0x%lx -\n", (unsigned long)pcs[j]);
         }
         free(pcs);
     }
@@ -220,7 +221,7 @@ static void vt_write_cmdline(struct vt_out *f)
         n = read(fd, buf, sizeof buf);
         close(fd);
     }
-    vt_outs(f, "cmdline ");
+    vt_outs(f, VT_REC_CMDLINE " ");
     if (n <= 0) {
         vt_outs(f, "-\n");
         return;
@@ -251,15 +252,15 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     exe[n > 0 ? n : 0] = 0;
 
     vt_outf(f, VT_DUMP_MAGIC " %d\n", VRAMTRACE_FORMAT_VERSION);
-    vt_outf(f, "pid %ld\n", (long)getpid());
-    vt_outf(f, "ppid %ld\n", (long)getppid());
-    vt_outf(f, "exe %s\n", n > 0 ? exe : "-");
+    vt_outf(f, VT_REC_PID " %ld\n", (long)getpid());
+    vt_outf(f, VT_REC_PPID " %ld\n", (long)getppid());
+    vt_outf(f, VT_REC_EXE " %s\n", n > 0 ? exe : "-");
     vt_write_cmdline(f);
-    vt_outf(f, "reason %s\n", vt_reason_names[reason]);
-    vt_outf(f, "seq %lu\n", seq);
-    vt_outf(f, "time %llu %llu\n", (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());
-    vt_outf(f, "start %llu %llu\n", (unsigned long long)vt_start_wall, (unsigned long long)vt_start_mono);
-    vt_outf(f, "depth %d\n", vt_cfg.depth);
+    vt_outf(f, VT_REC_REASON " %s\n", vt_reason_names[reason]);
+    vt_outf(f, VT_REC_SEQ " %lu\n", seq);
+    vt_outf(f, VT_REC_TIME " %llu %llu\n", (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());
+    vt_outf(f, VT_REC_START " %llu %llu\n", (unsigned long long)vt_start_wall, (unsigned long long)vt_start_mono);
+    vt_outf(f, VT_REC_DEPTH " %d\n", vt_cfg.depth);
 
     /* At exit the driver may already be torn down (it is finalized before a preloaded library):
      * the exit dump asks it nothing. */
@@ -267,7 +268,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     struct vt_devinfo devs[VT_MAX_DEVICES];
     int ndev = ask_driver ? vt_devices_query(devs, VT_MAX_DEVICES, s->c.max_device) : 0;
     for (int d = 0; d < ndev; d++) {
-        vt_outf(f, "device %d", devs[d].ordinal);
+        vt_outf(f, VT_REC_DEVICE " %d", devs[d].ordinal);
         vt_put_u64(f, devs[d].total);
         vt_put_u64(f, devs[d].free);
         vt_outf(f, " %llu %llu", (unsigned long long)s->c.reserved[d], (unsigned long long)s->c.reserved_peak[d]);
@@ -276,7 +277,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         vt_put_u64(f, devs[d].graph_used);
         vt_outs(f, "\n");
         if (devs[d].free != VT_UNKNOWN) {
-            vt_outf(f, "limits %d", devs[d].ordinal);
+            vt_outf(f, VT_REC_LIMITS " %d", devs[d].ordinal);
             vt_put_u64(f, devs[d].malloc_heap);
             vt_put_u64(f, devs[d].stack_per_thread);
             vt_put_u64(f, devs[d].resident_threads);
@@ -287,7 +288,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     struct vt_poolinfo pools[VT_MAX_DEVICES + 64];
     size_t npools = vt_pools_query(devs, ndev, s->pools, s->npools, pools, sizeof pools / sizeof pools[0]);
     for (size_t i = 0; i < npools; i++) {
-        vt_outf(f, "pool 0x%llx %d %s", (unsigned long long)pools[i].handle, pools[i].device,
+        vt_outf(f, VT_REC_POOL " 0x%llx %d %s", (unsigned long long)pools[i].handle, pools[i].device,
                 pools[i].is_default ? "default" : "explicit");
         vt_put_u64(f, pools[i].reserved);
         vt_put_u64(f, pools[i].used);
@@ -312,40 +313,41 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         {"snapshot_hold_ns", offsetof(struct vt_counters, snap_hold_ns)},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        vt_outf(f, "counter %s %llu\n", counters[i].name,
+        vt_outf(f, VT_REC_COUNTER " %s %llu\n", counters[i].name,
                 (unsigned long long)*(const uint64_t *)((const char *)&s->c + counters[i].off));
     struct vt_selfcost self;
     vt_selfcost_read(&self);
-    vt_outf(f, "counter " VT_CTR_SELF_HOOK_SAMPLES " %llu\ncounter " VT_CTR_SELF_HOOK_NS " %llu\ncounter " VT_CTR_SELF_PY_NS
-               " %llu\ncounter " VT_CTR_SELF_NATIVE_NS " %llu\ncounter " VT_CTR_SELF_THREADS_NS " %llu\ncounter "
-               VT_CTR_PROCESS_CPU_NS " %llu\n",
+    vt_outf(f,
+            VT_COUNTER_LINE(VT_CTR_SELF_HOOK_SAMPLES) VT_COUNTER_LINE(VT_CTR_SELF_HOOK_NS)
+                VT_COUNTER_LINE(VT_CTR_SELF_PY_NS) VT_COUNTER_LINE(VT_CTR_SELF_NATIVE_NS)
+                    VT_COUNTER_LINE(VT_CTR_SELF_THREADS_NS) VT_COUNTER_LINE(VT_CTR_PROCESS_CPU_NS),
             (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns, (unsigned long long)self.py_ns,
             (unsigned long long)self.native_ns, (unsigned long long)self.threads_ns,
             (unsigned long long)self.process_ns);
-    vt_outf(f, "counter " VT_CTR_NATIVE_REUSED " %llu\n", (unsigned long long)vt_stack_reused());
+    vt_outf(f, VT_COUNTER_LINE(VT_CTR_NATIVE_REUSED), (unsigned long long)vt_stack_reused());
     for (int a = 0; a < VT_FN_COUNT; a++) {
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)
             continue;
-        vt_outf(f, "api %s %llu %llu %llu %llu %llu %llu\n", vt_fn_name((enum vt_fn)a),
+        vt_outf(f, VT_REC_API " %s %llu %llu %llu %llu %llu %llu\n", vt_fn_name((enum vt_fn)a),
                 (unsigned long long)ac->calls, (unsigned long long)ac->allocs, (unsigned long long)ac->frees,
                 (unsigned long long)ac->bytes_alloc, (unsigned long long)ac->bytes_freed,
                 (unsigned long long)ac->failed);
     }
     for (int k = 0; k < VT_KIND_COUNT; k++) {
         const struct vt_kind_counters *kc = &s->c.kind[k];
-        vt_outf(f, "kind %s %llu %llu %llu %llu %llu %llu\n", vt_kind_name((enum vt_kind)k),
+        vt_outf(f, VT_REC_KIND " %s %llu %llu %llu %llu %llu %llu\n", vt_kind_name((enum vt_kind)k),
                 (unsigned long long)s->c.live_count[k], (unsigned long long)s->c.live_bytes[k],
                 (unsigned long long)kc->allocs, (unsigned long long)kc->frees, (unsigned long long)kc->bytes_alloc,
                 (unsigned long long)kc->bytes_freed);
     }
     vt_pycapture_write(f);
     for (size_t i = 0; i < s->nunwatched; i++)
-        vt_outf(f, "unwatched %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
+        vt_outf(f, VT_REC_UNWATCHED " %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
                 (unsigned long long)s->unwatched[i].count);
     for (size_t i = 0; i < s->nfailed; i++) {
         const struct vt_failed *o = &s->failed[i];
-        vt_outf(f, "failed %llu %s %llu %d %u %d %llu %llu %llu", (unsigned long long)o->seq, vt_fn_name(o->api),
+        vt_outf(f, VT_REC_FAILED " %llu %s %llu %d %u %d %llu %llu %llu", (unsigned long long)o->seq, vt_fn_name(o->api),
                 (unsigned long long)o->size, o->device, o->stack, o->result, (unsigned long long)o->count,
                 (unsigned long long)o->first_ns, (unsigned long long)o->last_ns);
         vt_put_u64(f, o->free_then);
@@ -361,18 +363,18 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         const struct vt_alloc *a = &s->allocs[i];
         /* A block's API field names its allocator. The fields of one kind only are 0 for the others. */
         int block = a->kind == VT_KIND_BLOCK, async = a->kind == VT_KIND_ASYNC, map = a->kind == VT_KIND_VMM_MAP;
-        vt_outf(f, "alloc 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
+        vt_outf(f, VT_REC_ALLOC " 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
                 (unsigned long long)a->addr, (unsigned long long)a->size, vt_kind_name(a->kind),
                 block ? vt_block_owner(a->x.owner) : vt_fn_name(a->api), a->device,
                 (unsigned long long)(async ? a->x.async.stream : 0), (unsigned long long)(async ? a->x.async.pool : 0),
                 (unsigned long long)(map ? a->x.map.handle : 0), (unsigned long long)(map ? a->x.map.offset : 0),
                 a->stack, (unsigned long long)a->seq, (unsigned long long)a->time_ns, a->tid);
         if (a->kind == VT_KIND_DEVICE && a->x.owner)
-            vt_outf(f, "pool_segment 0x%llx %s\n", (unsigned long long)a->addr, vt_block_owner(a->x.owner));
+            vt_outf(f, VT_REC_POOL_SEGMENT " 0x%llx %s\n", (unsigned long long)a->addr, vt_block_owner(a->x.owner));
     }
     for (size_t i = 0; i < s->nphys; i++) {
         const struct vt_phys *p = &s->phys[i];
-        vt_outf(f, "phys 0x%llx %llu %s %s %d %d %d %u %llu %llu %d\n", (unsigned long long)p->handle,
+        vt_outf(f, VT_REC_PHYS " 0x%llx %llu %s %s %d %d %d %u %llu %llu %d\n", (unsigned long long)p->handle,
                 (unsigned long long)p->size, vt_kind_name(p->kind), vt_fn_name(p->api), p->device, p->refs,
                 p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)p->time_ns, p->tid);
     }

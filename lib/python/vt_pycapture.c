@@ -272,7 +272,7 @@ void vt_pycapture_write(struct vt_out *f)
     uintptr_t lo, hi;
     vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
     const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
-    vt_outf(f, "interpreter %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
+    vt_outf(f, VT_REC_INTERPRETER " %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
     static const struct { const char *name; const struct vt_stripe *v; } counters[] = {
         {VT_CTR_PY_HELD, vt_pc_held},
         {VT_CTR_PY_RELEASED, vt_pc_released},
@@ -281,12 +281,11 @@ void vt_pycapture_write(struct vt_out *f)
         {VT_CTR_PY_WALKED, vt_pc_walked},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        vt_outf(f, "counter %s %llu\n", counters[i].name,
+        vt_outf(f, VT_REC_COUNTER " %s %llu\n", counters[i].name,
                 (unsigned long long)vt_stripe_sum(counters[i].v, __ATOMIC_RELAXED));
     uint64_t frames, code_reads, lookups;
     vt_pystack_counters(&frames, &code_reads, &lookups);
-    vt_outf(f, "counter " VT_CTR_PY_FRAMES " %llu\ncounter " VT_CTR_PY_CODE_READS " %llu\ncounter " VT_CTR_PY_LOOKUPS
-               " %llu\n",
+    vt_outf(f, VT_COUNTER_LINE(VT_CTR_PY_FRAMES) VT_COUNTER_LINE(VT_CTR_PY_CODE_READS) VT_COUNTER_LINE(VT_CTR_PY_LOOKUPS),
             (unsigned long long)frames, (unsigned long long)code_reads, (unsigned long long)lookups);
 }
 

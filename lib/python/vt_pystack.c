@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_format.h"
 #include "vt_config.h"
 #include "vt_hash.h"
 #include "vt_lock.h"
@@ -401,10 +402,10 @@ void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t coun
             if (written[fr->id])
                 continue;
             written[fr->id] = 1;
-            vt_outf(f, "pyframe %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], code->func,
+            vt_outf(f, VT_REC_PYFRAME " %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], code->func,
                     *code->file ? code->file : "-");
         }
-        vt_outf(f, "pystack %u %u", stack_base + s->id, s->n);
+        vt_outf(f, VT_REC_PYSTACK " %u %u", stack_base + s->id, s->n);
         for (uint32_t i = 0; i < s->n; i++)
             vt_outf(f, " %u", frame_base + s->frames[i]->id);
         vt_outs(f, "\n");
