@@ -36,9 +36,9 @@
 #define VT_REC_START "start"
 #define VT_REC_TIME "time"
 #define VT_REC_UNWATCHED "unwatched"
-/* Written by the bridges' Python half (lib/python/vt_bridge.py, which cannot include this file), read
- * by the command. */
 #define VT_REC_HISTORY "history"
+/* Written by the bridges' Python half (lib/python/vt_bridge.py, which cannot include this file; it
+ * writes pyframe and pystack records too), read by the command. */
 #define VT_REC_BRIDGE "bridge"
 #define VT_REC_ALLOCATOR "allocator"
 #define VT_REC_SEGMENT "segment"

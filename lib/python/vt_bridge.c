@@ -14,6 +14,7 @@
 
 #include "vt_bridge.h"
 #include "vt_config.h"
+#include "vt_format.h"
 #include "vt_history.h"
 #include "vt_python.h"
 #include "vt_table.h"
@@ -173,7 +174,7 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
     }
     /* Our own record first, then what collect() wrote. */
     char head[512];
-    int n = snprintf(head, sizeof head, "python %s %llu %llu %s\nhistory torch %s\n", status,
+    int n = snprintf(head, sizeof head, VT_REC_PYTHON " %s %llu %llu %s\n" VT_REC_HISTORY " torch %s\n", status,
                      (unsigned long long)j->wait_ns, (unsigned long long)j->run_ns,
                      j->err[0] && strcmp(status, "ok") ? j->err : "-", hist);
     size_t body = keep && j->text && !strcmp(status, "ok") ? strlen(j->text) : 0;
