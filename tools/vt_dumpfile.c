@@ -193,7 +193,8 @@ static int vt_df_text_fields(const char *line)
     if (line[0] == 'a') /* alloc, allocator, api: none ends in text */
         return VT_DF_MAX_FIELDS;
     static const struct { const char *prefix; int fields; } text[] = {
-        {VT_REC_EXE " ", 1}, {VT_REC_CMDLINE " ", 1}, {VT_REC_MODULE " ", 6}, {VT_REC_PYTHON " ", 4}, {VT_REC_HISTORY " ", 3}, {VT_REC_BRIDGE " ", 3}, {VT_REC_PYFRAME " ", 4},
+        {VT_REC_EXE " ", 1},     {VT_REC_CMDLINE " ", 1}, {VT_REC_MODULE " ", 6},  {VT_REC_PYTHON " ", 4},
+        {VT_REC_HISTORY " ", 3}, {VT_REC_BRIDGE " ", 3},  {VT_REC_PYFRAME " ", 4},
     };
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (!strncmp(line, text[i].prefix, strlen(text[i].prefix)))

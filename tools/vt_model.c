@@ -47,24 +47,27 @@ struct vt_frame_name {
     char *s;
 };
 
-/* s (malloc'd, or NULL: out of memory) as the model's one copy; NULL when out of memory. */
-static char *vt_intern(const struct vt_model *m, char *s)
+/* The model's one copy of the len characters at p; NULL when out of memory. */
+static char *vt_intern(const struct vt_model *m, const char *p, size_t len)
 {
     struct vt_frame_name **names = (struct vt_frame_name **)m->names, *e;
-    if (!s)
-        return NULL;
-    HASH_FIND_STR(*names, s, e);
-    if (e) {
-        free(s);
+    HASH_FIND(hh, *names, p, len, e);
+    if (e)
         return e->s;
-    }
-    if (!(e = malloc(sizeof *e))) {
-        free(s);
+    if (!(e = malloc(sizeof *e)) || !(e->s = strndup(p, len))) {
+        free(e);
         return NULL;
     }
-    e->s = s;
-    HASH_ADD_KEYPTR(hh, *names, e->s, strlen(e->s), e);
-    return s;
+    HASH_ADD_KEYPTR(hh, *names, e->s, len, e);
+    return e->s;
+}
+
+/* The same for a malloc'd string s, which it takes (NULL: out of memory). */
+static char *vt_intern_own(const struct vt_model *m, char *s)
+{
+    char *kept = s ? vt_intern(m, s, strlen(s)) : NULL;
+    free(s);
+    return kept;
 }
 
 static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, uint32_t *n, uint32_t max)
@@ -74,7 +77,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
         for (const char *p = sym; *p && *n < max;) {
             const char *nl = strchr(p, '\n');
             size_t len = nl ? (size_t)(nl - p) : strlen(p);
-            if (!(out[*n] = vt_intern(m, strndup(p, len))))
+            if (!(out[*n] = vt_intern(m, p, len)))
                 return -1;
             (*n)++;
             p = nl ? nl + 1 : p + len;
@@ -93,7 +96,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
         snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)pc);
     if (*n >= max)
         return 0;
-    if (!(out[*n] = vt_intern(m, strdup(buf))))
+    if (!(out[*n] = vt_intern(m, buf, strlen(buf))))
         return -1;
     (*n)++;
     return 0;
@@ -207,7 +210,8 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
 {
     const struct vt_df_pystack *st = pystack ? vt_df_pystack(m->d, pystack) : NULL;
     if (!st) {
-        if (!(out[0] = vt_intern(m, strdup("(no stack: allocated while torch's block history was off)"))))
+        static const char none[] = "(no stack: allocated while torch's block history was off)";
+        if (!(out[0] = vt_intern(m, none, sizeof none - 1)))
             return -1;
         *n = 1;
         return 0;
@@ -216,7 +220,7 @@ static int vt_py_frames(const struct vt_model *m, uint32_t pystack, int full, ch
     while (!full && lo + 1 < st->n && vt_framework_file(vt_df_pyframe(m->d, st->frames[lo])->file))
         lo++;
     for (uint32_t i = lo; i < st->n && *n < max; i++)
-        if (!(out[(*n)++] = vt_intern(m, vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i])))))
+        if (!(out[(*n)++] = vt_intern_own(m, vt_py_frame_string(vt_df_pyframe(m->d, st->frames[i])))))
             return -1;
     return 0;
 }

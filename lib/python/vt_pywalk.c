@@ -250,12 +250,13 @@ VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l,
 }
 
 /* The walk is a chain of loads, each waiting for the one before; between two allocations the program's
- * own work has pushed the frames out of the near caches, so each step would wait the whole way to
- * memory (~40 ns a frame on the H200's host). Most of a thread's frames are where they were at its last
- * walk (the outer ones are the same calls, and a call made again lands where the last one was), so
- * those addresses are asked for all at once first (a prefetch never faults, whatever is there now) and
- * come in together, while the walk starts. Each frame's first line and the one holding its owner byte,
- * the last field read. */
+ * own work has pushed the frames out of the near caches, so each step may wait the whole way to memory
+ * (tens of ns a frame on the H200's host, by its perf samples). Most of a thread's frames are where
+ * they were at its last walk (the outer ones are the same calls, and a call made again lands where the
+ * last one was), so those addresses are asked for all at once first (a prefetch never faults, whatever
+ * is there now), to come in together while the walk starts: each frame's first line and the one holding
+ * its owner byte, the last field read. Measured so far, it made no difference beyond the H200's noise
+ * (docs/performance.md, 2026-12-03 fifth). */
 VT_INLINE void vt_prefetch_trail(const struct vt_pylayout *l, const struct vt_pycode_memos *m)
 {
     for (unsigned i = 0; i < m->nold; i++) {

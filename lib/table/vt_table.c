@@ -3,8 +3,8 @@
  * threads that allocate at once neither wait for each other nor pass cache lines back and forth. A free
  * looks first in the freeing thread's own shard (most memory is freed by the thread that took it), then
  * where a small hint table says the address was put (one byte per hashed address, written without a
- * lock: only a hint), then in every shard (a pointer we never saw, or a hint overwritten). Physical handles, pools, unwatched names and failed requests are
- * rare and share one more lock (vt_lock). No lock is held across a CUDA call, an unwind, or I/O. Lock
+ * lock: only a hint), then in every shard (a pointer we never saw, or a hint overwritten). Physical
+ * handles, pools, unwatched names and failed requests are rare and share one more lock (vt_lock). No lock is held across a CUDA call, an unwind, or I/O. Lock
  * order: vt_lock, then shards in index order; a thread holds one shard at a time otherwise.
  *
  * A snapshot never holds a lock for long: it takes every lock at once for one short hold, to read the
