@@ -21,6 +21,8 @@ SHARED_SRC := $(wildcard common/*.c)
 SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
 LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# Only the hooks and the public API leave the library (lib/vramtrace.map says why).
+LIB_EXPORTS := -Wl,--version-script=lib/vramtrace.map
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
@@ -73,8 +75,8 @@ $(BUILD)/lib/python/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
 
 # The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
 # be copied to a GPU machine that has no libunwind.
-$(BUILD)/libvramtrace.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete -lunwind -ldl -lpthread
+$(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
+	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 	cp -L $(LIBUNWIND_SO) $(BUILD)/libunwind.so.8
 	cp -L $(LIBLZMA_SO) $(BUILD)/liblzma.so.5
 
@@ -174,9 +176,9 @@ $(BUILD)/tsan/%.o: %.c $(HDRS) $(BUILD)/lib/vt_bridge_py.h | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(SAN_FLAGS) -fsanitize=thread -c $< -o $@
 $(BUILD)/asan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/asan/%.o)
-	$(SAN_CC) -shared -fsanitize=address,undefined -o $@ $^ -lunwind -ldl -lpthread
+	$(SAN_CC) -shared -fsanitize=address,undefined -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(BUILD)/tsan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/tsan/%.o)
-	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ -lunwind -ldl -lpthread
+	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lstdc++

@@ -490,6 +490,24 @@ static void test_footprint(void)
     run_free(&r);
 }
 
+/* The library's own functions are not the program's: a program that defines functions of the same names
+ * (vt_table_add, vt_now_ns, vt_stack_capture) keeps them, and the library keeps recording. */
+static void test_names(void)
+{
+    struct run r;
+    const char *args[] = {"clash", NULL};
+    char a[32], b[32];
+    run_prog(&r, "prog_safety", args, NULL, 1);
+    is_str(out_value(&r, "clash-calls", a, sizeof a), "0", "the library made no call to the program's vt_* functions");
+    is_str(out_value(&r, "own", b, sizeof b), "1", "the program's own vt_now_ns is the one it calls");
+    struct vt_dumpfile d[4];
+    size_t n = load_dumps(&r, d, 4);
+    ok(n >= 1 && count_allocs(&d[0], "device", "cuMemAlloc_v2", 1 << 20) == 1,
+       "its allocation recorded all the same (the first of %zu dumps)", n);
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 /* A process that never makes a CUDA call hears nothing and leaves nothing. */
 static void test_quiet(void)
 {
@@ -728,6 +746,7 @@ int main(void)
     test_forkload();
     test_no_signals();
     test_footprint();
+    test_names();
     test_quiet();
     test_shared_dir();
     test_oom_burst();

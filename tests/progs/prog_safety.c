@@ -173,6 +173,28 @@ static const char *disposition(int sig)
     return sa.sa_handler == SIG_IGN ? "ignored" : sa.sa_handler == SIG_DFL ? "default" : "handled";
 }
 
+/* Functions named as the library's own are (vt_*), exported by this program (-rdynamic): the library's
+ * calls must not land here, nor this program's calls in the library. */
+static int clash_calls;
+uint64_t vt_now_ns(void);
+void vt_table_add(void *a);
+uint32_t vt_stack_capture(void);
+NOINLINE uint64_t vt_now_ns(void)
+{
+    clash_calls++;
+    return 7;
+}
+NOINLINE void vt_table_add(void *a)
+{
+    (void)a;
+    clash_calls++;
+}
+NOINLINE uint32_t vt_stack_capture(void)
+{
+    clash_calls++;
+    return 0;
+}
+
 NOINLINE static void some_alloc(void)
 {
     CUdeviceptr p;
@@ -230,6 +252,12 @@ int main(int argc, char **argv)
         while (open("/dev/null", O_RDONLY) >= 0)
             n++;
         printf("opened %d\n", n);
+    } else if (!strcmp(mode, "clash")) {
+        ctx();
+        some_alloc();
+        printf("clash-calls %d\n", clash_calls);
+        printf("own %d\n", vt_now_ns() == 7 && clash_calls == 1);
+        prog_dump();
     } else if (!strcmp(mode, "threads")) {
         int before = count_tasks();
         ctx();
