@@ -43,7 +43,8 @@ all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 # Debian packages this build needs: header -> package.
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
         /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3 \
-        /usr/include/python3.11/Python.h:python3-dev
+        /usr/include/python3.11/Python.h:python3-dev /usr/include/zlib.h:zlib1g-dev \
+        /usr/bin/go:golang-go
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef
@@ -82,7 +83,7 @@ $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
 
 # The command also carries its libdw and libelf, for the same reason.
 $(BUILD)/vramtrace: $(TOOL_OBJ) $(SHARED_OBJ)
-	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN' -ldw -lelf -lstdc++
+	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN' -ldw -lelf -lz -lstdc++
 	cp -L $(LIBDW_SO) $(BUILD)/libdw.so.1
 	cp -L $(LIBELF_SO) $(BUILD)/libelf.so.1
 
@@ -156,7 +157,7 @@ $(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARS
 $(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
-	  -ldw -lelf -lstdc++
+	  -ldw -lelf -lz -lstdc++
 
 # The library and the command under the sanitizers (always built with gcc, whose runtimes a test preloads
 # into the uninstrumented test programs): AddressSanitizer with UBSan, and ThreadSanitizer. The dlsym
@@ -181,7 +182,7 @@ $(BUILD)/tsan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC
 	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lstdc++
+	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lz -lstdc++
 # Where the sanitizers' runtimes are, for the test that preloads them.
 $(BUILD)/san.env: | check-deps
 	@mkdir -p $(dir $@)
@@ -197,7 +198,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
@@ -218,7 +219,7 @@ FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c $(filter-out tools/vramtrace.c tools/vt_c
             $(SHARED_SRC)
 $(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itools \
-	  $(FUZZ_SRC) -ldw -lelf -lstdc++ -o $@
+	  $(FUZZ_SRC) -ldw -lelf -lz -lstdc++ -o $@
 fuzz: all $(PROG_BIN) $(BUILD)/fuzz_dumpfile
 	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 

@@ -9,7 +9,7 @@ static void vt_usage(FILE *f)
 {
     fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--keep N] [--depth N] -- CMD [ARGS...]\n"
           "       vramtrace dump PID... | --children PID [--dir D] [--timeout S]\n"
-          "       vramtrace report DUMP [--top N] [--device D] [--json | --folded] [--full-stacks]\n"
+          "       vramtrace report DUMP [--top N] [--device D] [--json | --folded | --pprof FILE] [--full-stacks]\n"
           "       vramtrace report DUMP DUMP... (one per process) [--top N] [--device D] [--json] [--full-stacks]\n"
           "       vramtrace diff OLD NEW [--json | --folded] [--fail-on-growth SIZE] [--full-stacks] [--force]\n"
           "       vramtrace diff OLD NEW OLD NEW... (two per process) [--json] [--fail-on-growth SIZE] [--full-stacks]\n"

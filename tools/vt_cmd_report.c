@@ -11,12 +11,14 @@
 #include "vt_format.h"
 #include "vt_json.h"
 #include "vt_model.h"
+#include "vt_pprof.h"
 #include "vt_units.h"
 
 #define VT_TEXT_FRAMES 12
 
 struct vt_report_opts {
     const char *path;
+    const char *pprof; /* --pprof FILE */
     long top;
     int device; /* -2: all */
     int json, folded, full;
@@ -517,6 +519,8 @@ int vt_cmd_report(int argc, char **argv)
             o.json = 1;
         } else if (!strcmp(argv[i], "--folded")) {
             o.folded = 1;
+        } else if (!strcmp(argv[i], "--pprof") && i + 1 < argc) {
+            o.pprof = argv[++i];
         } else if (!strcmp(argv[i], "--full-stacks")) {
             o.full = 1;
         } else if (argv[i][0] != '-') {
@@ -530,8 +534,8 @@ int vt_cmd_report(int argc, char **argv)
     if (o.top < 0)
         o.top = o.json || o.folded ? 0x7fffffff : 10;
     if (npaths > 1) {
-        if (o.folded)
-            return vt_usage_error("report", "--folded takes one dump");
+        if (o.folded || o.pprof)
+            return vt_usage_error("report", "%s takes one dump", o.folded ? "--folded" : "--pprof");
         return vt_report_processes(argv, npaths, o.top, o.device, o.json, o.full);
     }
     o.path = argv[0];
@@ -544,7 +548,10 @@ int vt_cmd_report(int argc, char **argv)
         fprintf(stderr, "vramtrace: out of memory\n");
         return 1;
     }
-    if (o.json)
+    int rc = 0;
+    if (o.pprof)
+        rc = vt_pprof_write(o.pprof, &m, o.device, o.path) < 0;
+    else if (o.json)
         vt_report_json(&o, &m);
     else if (o.folded)
         vt_report_folded(&o, &m);
@@ -552,5 +559,5 @@ int vt_cmd_report(int argc, char **argv)
         vt_report_text(&o, &m);
     vt_model_free(&m);
     vt_dumpfile_free(&d);
-    return 0;
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_frame.h"
 #include "vt_json.h"
 #include "vt_model.h"
 #include "vt_symbols.h"
@@ -183,7 +184,7 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
     size_t len = strlen(f->func) + strlen(b) + 24;
     char *out = malloc(len);
     if (out)
-        snprintf(out, len, "%s (%s:%u)", f->func, b, f->line);
+        snprintf(out, len, VT_FRAME_FMT, f->func, b, f->line);
     return out;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vt_frame.h"
 #include "vt_symbols.h"
 
 #define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
@@ -119,7 +120,7 @@ static void vt_frame(char **buf, size_t *len, size_t *cap, const char *name, con
         dem = __cxa_demangle(name, NULL, NULL, &st);
     char text[2048];
     if (file && line > 0)
-        snprintf(text, sizeof text, "%s (%s:%d)", st == 0 && dem ? dem : name ? name : "??", vt_base(file), line);
+        snprintf(text, sizeof text, VT_FRAME_FMT, st == 0 && dem ? dem : name ? name : "??", vt_base(file), (unsigned)line);
     else
         snprintf(text, sizeof text, "%s", st == 0 && dem ? dem : name ? name : "??");
     free(dem);
