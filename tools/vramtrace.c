@@ -7,13 +7,14 @@
 
 static void vt_usage(FILE *f)
 {
-    fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--keep N] [--depth N] -- CMD [ARGS...]\n"
+    fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--keep N] [--depth N] [--metrics FILE [--metrics-interval S]] -- CMD [ARGS...]\n"
           "       vramtrace dump PID... | --children PID [--dir D] [--timeout S]\n"
-          "       vramtrace report DUMP [--top N] [--device D] [--json | --folded | --pprof FILE] [--full-stacks]\n"
+          "       vramtrace report DUMP [--top N] [--device D] [--json | --folded | --pprof FILE | --prometheus] [--full-stacks]\n"
           "       vramtrace report DUMP DUMP... (one per process) [--top N] [--device D] [--json] [--full-stacks]\n"
           "       vramtrace diff OLD NEW [--json | --folded] [--fail-on-growth SIZE] [--full-stacks] [--force]\n"
           "       vramtrace diff OLD NEW OLD NEW... (two per process) [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
-          "       vramtrace trend DUMP DUMP DUMP... [--json | --folded] [--full-stacks]\n",
+          "       vramtrace trend DUMP DUMP DUMP... [--json | --folded] [--full-stacks]\n"
+          "       vramtrace metrics --textfile FILE [--interval S] [--top N] [--once] PID\n",
           f);
 }
 
@@ -37,6 +38,8 @@ static int vt_dispatch(int argc, char **argv)
         return vt_cmd_diff(argc - 1, argv + 1);
     if (!strcmp(argv[1], "trend"))
         return vt_cmd_trend(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "metrics"))
+        return vt_cmd_metrics(argc - 1, argv + 1);
     fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);
     vt_usage(stderr);
     return VT_EXIT_USAGE;

@@ -2,6 +2,7 @@
 #ifndef VT_CMD_H
 #define VT_CMD_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 int vt_cmd_run(int argc, char **argv);
@@ -11,6 +12,18 @@ int vt_cmd_diff(int argc, char **argv);
 int vt_cmd_trend(int argc, char **argv);
 /* report with one dump per process: per process and added up (vt_report_processes.c). device -2: all. */
 int vt_report_processes(char **paths, int n, long top, int device, int json, int full);
+
+/* Asks each of pids[0..n) for a dump and waits up to timeout seconds for all (vt_cmd_dump.c): paths[i]
+ * gets the dump's path, or "" after saying on stderr why there is none (quiet_waiting: nothing said of
+ * a process not ready to be asked yet, one still starting). Returns how many have none, or -1 with
+ * errno when it could not ask at all. */
+#define VT_DUMP_PATH 4160
+int vt_dump_request(const long *pids, size_t n, const char *dir_opt, double timeout, int quiet_waiting,
+                    char (*paths)[VT_DUMP_PATH]);
+int vt_cmd_metrics(int argc, char **argv);
+/* Keeps file, a Prometheus textfile, up to date with pid's figures every interval seconds until pid ends
+ * or SIGTERM/SIGINT/SIGHUP comes (vt_cmd_metrics.c); once: one file and return. */
+int vt_metrics_loop(long pid, const char *file, double interval, int top, const char *dir_opt, double timeout, int once);
 
 struct vt_dumpfile;
 /* Reads a dump; on failure says "vramtrace: FILE:LINE: what" on stderr and returns -1. */

@@ -44,7 +44,7 @@ struct vt_target {
     int signo;
     char dirs[2][PATH_MAX];  /* where its dumps may appear, when no answer comes */
     unsigned long before[2]; /* the newest dump there before we asked */
-    char path[PATH_MAX + 64];
+    char path[VT_DUMP_PATH];
 };
 
 static int vt_proc_env(long pid, const char *name, char *out, size_t len)
@@ -421,6 +421,72 @@ static double vt_mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+int vt_dump_request(const long *pids, size_t npids, const char *dir_opt, double timeout, int quiet_waiting,
+                    char (*paths)[VT_DUMP_PATH])
+{
+    struct vt_target *t = calloc(npids, sizeof *t);
+    int p[2];
+    if (!t || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        if (!t)
+            errno = ENOMEM;
+        free(t);
+        return -1;
+    }
+    for (size_t i = 0; i < npids; i++)
+        t[i].pid = pids[i];
+    char replies[8192];
+    size_t rlen = 0;
+    double start = vt_mono();
+    for (;;) {
+        size_t open = 0;
+        for (size_t i = 0; i < npids; i++) {
+            if (t[i].state == VT_T_WAIT)
+                vt_target_step(&t[i], p[1], dir_opt);
+            if (t[i].state == VT_T_SENT) {
+                vt_read_replies(p[0], t, npids, replies, &rlen, sizeof replies);
+                /* No answer can come from a process that cannot open our pipe: look for the file. */
+                for (int k = 0; k < 2 && t[i].state == VT_T_SENT; k++) {
+                    unsigned long seq = vt_latest_seq(t[i].dirs[k], t[i].pid);
+                    if (seq > t[i].before[k] && vt_dump_path(t[i].path, sizeof t[i].path, t[i].dirs[k], t[i].pid, seq) == 0)
+                        t[i].state = VT_T_DONE;
+                }
+                /* Gone since it was signalled: no answer will come, none is waited for (after a last
+                 * look at the replies: it may have answered just before it ended). */
+                if (t[i].state == VT_T_SENT && kill((pid_t)t[i].pid, 0) != 0 && errno == ESRCH) {
+                    vt_read_replies(p[0], t, npids, replies, &rlen, sizeof replies);
+                    if (t[i].state == VT_T_SENT)
+                        vt_fail_target(&t[i], "ended before its dump was written");
+                }
+            }
+            open += t[i].state == VT_T_WAIT || t[i].state == VT_T_SENT;
+        }
+        if (!open || vt_mono() - start >= timeout)
+            break;
+        struct pollfd pf = {.fd = p[0], .events = POLLIN};
+        poll(&pf, 1, 20);
+    }
+    int failed = 0;
+    for (size_t i = 0; i < npids; i++) {
+        paths[i][0] = 0;
+        if (t[i].state == VT_T_DONE) {
+            snprintf(paths[i], VT_DUMP_PATH, "%s", t[i].path);
+            continue;
+        }
+        failed++;
+        if (t[i].state == VT_T_WAIT && !quiet_waiting)
+            vt_fail_target(&t[i], "%s; waited %gs, not signalled", t[i].waiting, timeout);
+        else if (t[i].state == VT_T_SENT)
+            vt_fail_target(&t[i], "no dump within %gs. It was signalled (%s); a dump of many allocations can take "
+                                  "longer (--timeout), the process may be stopped, or the program took the signal's "
+                                  "handler over after vramtrace installed it (set VRAMTRACE_SIGNAL to another signal)",
+                           timeout, strsignal(t[i].signo));
+    }
+    close(p[0]);
+    close(p[1]);
+    free(t);
+    return failed;
+}
+
 int vt_cmd_dump(int argc, char **argv)
 {
     static long pids[VT_DUMP_MAX];
@@ -461,56 +527,13 @@ int vt_cmd_dump(int argc, char **argv)
     if (without)
         fprintf(stderr, "vramtrace dump: %zu process%s under the launcher without libvramtrace.so left out\n", without,
                 without == 1 ? "" : "es");
-    struct vt_target *t = calloc(npids, sizeof *t);
-    int p[2];
-    if (!t || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        fprintf(stderr, "vramtrace dump: %s\n", t ? strerror(errno) : "out of memory");
-        free(t);
-        return 1;
-    }
-    for (size_t i = 0; i < npids; i++)
-        t[i].pid = pids[i];
-    char replies[8192];
-    size_t rlen = 0;
-    double start = vt_mono();
-    for (;;) {
-        size_t open = 0;
-        for (size_t i = 0; i < npids; i++) {
-            if (t[i].state == VT_T_WAIT)
-                vt_target_step(&t[i], p[1], dir_opt);
-            if (t[i].state == VT_T_SENT) {
-                vt_read_replies(p[0], t, npids, replies, &rlen, sizeof replies);
-                /* No answer can come from a process that cannot open our pipe: look for the file. */
-                for (int k = 0; k < 2 && t[i].state == VT_T_SENT; k++) {
-                    unsigned long seq = vt_latest_seq(t[i].dirs[k], t[i].pid);
-                    if (seq > t[i].before[k] && vt_dump_path(t[i].path, sizeof t[i].path, t[i].dirs[k], t[i].pid, seq) == 0)
-                        t[i].state = VT_T_DONE;
-                }
-            }
-            open += t[i].state == VT_T_WAIT || t[i].state == VT_T_SENT;
-        }
-        if (!open || vt_mono() - start >= timeout)
-            break;
-        struct pollfd pf = {.fd = p[0], .events = POLLIN};
-        poll(&pf, 1, 20);
-    }
-    int failed = 0;
-    for (size_t i = 0; i < npids; i++) {
-        if (t[i].state == VT_T_DONE) {
-            printf("%s\n", t[i].path);
-            continue;
-        }
-        failed = 1;
-        if (t[i].state == VT_T_WAIT)
-            vt_fail_target(&t[i], "%s; waited %gs, not signalled", t[i].waiting, timeout);
-        else if (t[i].state == VT_T_SENT)
-            vt_fail_target(&t[i], "no dump within %gs. It was signalled (%s); a dump of many allocations can take "
-                                  "longer (--timeout), the process may be stopped, or the program took the signal's "
-                                  "handler over after vramtrace installed it (set VRAMTRACE_SIGNAL to another signal)",
-                           timeout, strsignal(t[i].signo));
-    }
-    close(p[0]);
-    close(p[1]);
-    free(t);
-    return failed;
+    char (*paths)[VT_DUMP_PATH] = calloc(npids, sizeof *paths);
+    int failed = paths ? vt_dump_request(pids, npids, dir_opt, timeout, 0, paths) : -1;
+    for (size_t i = 0; failed >= 0 && i < npids; i++)
+        if (paths[i][0])
+            printf("%s\n", paths[i]);
+    if (failed < 0)
+        fprintf(stderr, "vramtrace dump: %s\n", paths ? strerror(errno) : "out of memory");
+    free(paths);
+    return failed != 0;
 }

@@ -11,6 +11,7 @@
 #include "vt_format.h"
 #include "vt_json.h"
 #include "vt_model.h"
+#include "vt_metrics.h"
 #include "vt_pprof.h"
 #include "vt_units.h"
 
@@ -21,7 +22,7 @@ struct vt_report_opts {
     const char *pprof; /* --pprof FILE */
     long top;
     int device; /* -2: all */
-    int json, folded, full;
+    int json, folded, full, prometheus;
 };
 
 static int vt_site_shown(const struct vt_report_opts *o, const struct vt_site *s)
@@ -519,6 +520,8 @@ int vt_cmd_report(int argc, char **argv)
             o.json = 1;
         } else if (!strcmp(argv[i], "--folded")) {
             o.folded = 1;
+        } else if (!strcmp(argv[i], "--prometheus")) {
+            o.prometheus = 1;
         } else if (!strcmp(argv[i], "--pprof") && i + 1 < argc) {
             o.pprof = argv[++i];
         } else if (!strcmp(argv[i], "--full-stacks")) {
@@ -534,8 +537,9 @@ int vt_cmd_report(int argc, char **argv)
     if (o.top < 0)
         o.top = o.json || o.folded ? 0x7fffffff : 10;
     if (npaths > 1) {
-        if (o.folded || o.pprof)
-            return vt_usage_error("report", "%s takes one dump", o.folded ? "--folded" : "--pprof");
+        if (o.folded || o.pprof || o.prometheus)
+            return vt_usage_error("report", "%s takes one dump",
+                                  o.folded ? "--folded" : o.pprof ? "--pprof" : "--prometheus");
         return vt_report_processes(argv, npaths, o.top, o.device, o.json, o.full);
     }
     o.path = argv[0];
@@ -551,6 +555,8 @@ int vt_cmd_report(int argc, char **argv)
     int rc = 0;
     if (o.pprof)
         rc = vt_pprof_write(o.pprof, &m, o.device, o.path) < 0;
+    else if (o.prometheus)
+        vt_metrics_text(stdout, &m, (int)o.top);
     else if (o.json)
         vt_report_json(&o, &m);
     else if (o.folded)

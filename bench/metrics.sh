@@ -1,0 +1,41 @@
+#!/bin/sh
+# What a Prometheus textfile kept every second costs a serving process: the serving-shaped loop
+# (bench/py_serving.py, the library with its defaults) with `vramtrace metrics --interval 1` beside it
+# and without, interleaved rounds, the program pinned to CPU (the metrics process on another, as it
+# would run). Prints microseconds per request per round, the medians, and the metrics process's own
+# CPU time per file written.
+#   metrics.sh ROUNDS CPU OTHER_CPU [REQUESTS]
+set -u
+B=$PWD/build
+ROUNDS=$1 CPU=$2 OTHER=$3 N=${4:-1000000}
+export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0
+D=$(mktemp -d)
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+: > "$D/without"; : > "$D/with"; : > "$D/cpu"
+echo "serving-shaped loop, $N requests a run, CPU $CPU (metrics process on CPU $OTHER), us per request:"
+for r in $(seq "$ROUNDS"); do
+  for c in without with; do
+    VRAMTRACE_DIR=$D LD_PRELOAD=$B/libvramtrace.so taskset -c "$CPU" python3 bench/py_serving.py \
+      "$B/fake/libcudart.so.13" "$N" quiet > "$D/out" 2>/dev/null &
+    pid=$!
+    if [ $c = with ]; then
+      sleep 0.3
+      taskset -c "$OTHER" "$B/vramtrace" metrics --textfile "$D/m.prom" --interval 1 $pid 2>/dev/null &
+      mpid=$!
+    fi
+    wait $pid
+    if [ $c = with ]; then
+      # The metrics process's CPU time (utime + stime, clock ticks) and files written, read before it ends.
+      ticks=$(awk '{print $14 + $15}' /proc/$mpid/stat 2>/dev/null || echo 0)
+      wait $mpid
+      echo "$ticks" >> "$D/cpu"
+    fi
+    v=$(cat "$D/out"); echo "$v" >> "$D/$c"
+    printf '  round %s %s metrics: %s\n' "$r" "$c" "$v"
+  done
+done
+a=$(median < "$D/without"); b=$(median < "$D/with")
+hz=$(getconf CLK_TCK)
+echo "  medians: without $a, with $b us per request: ratio $(awk "BEGIN{printf \"%.3f\", $a/$b}") (with/without throughput);" \
+     "the metrics process: $(median < "$D/cpu") ticks of 1/$hz s a run"
+rm -rf "$D"

@@ -1,0 +1,171 @@
+/* vramtrace metrics --textfile FILE PID: keeps a Prometheus textfile of a live process up to date, for
+ * node_exporter's textfile collector (or anything that reads the text exposition format). Every
+ * interval it asks the process for a dump (as `vramtrace dump` does: only a process that catches the
+ * signal is signalled), reads it with the reports' own accounting, writes the metrics beside FILE and
+ * renames them into place (a scrape never sees half a file), and removes the dump. When the process
+ * ends, or this command is stopped, FILE is removed, so no stale figures are scraped. `vramtrace run
+ * --metrics FILE` starts this beside the program it runs.
+ *
+ * The figures come from dumps rather than from the library itself because they are the report's:
+ * allocated, cached, releasable and fragmented need the caching allocators' views, which only the
+ * reader's model computes (one accounting, not two that could disagree). A dump costs the process a
+ * few milliseconds (docs/performance.md), once per interval. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vt_cmd.h"
+#include "vt_dumpfile.h"
+#include "vt_metrics.h"
+#include "vt_model.h"
+
+static volatile sig_atomic_t vt_stop;
+
+static void vt_on_stop(int sig)
+{
+    (void)sig;
+    vt_stop = 1;
+}
+
+/* The process's start time (field 22 of /proc/PID/stat, which exec keeps): 0 when it is gone. */
+static unsigned long long vt_start_time(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+    unsigned long long start = 0;
+    for (int field = 2; p && *p; p++) {
+        if (*p != ' ')
+            continue;
+        if (++field == 22) {
+            start = strtoull(p + 1, NULL, 10);
+            break;
+        }
+    }
+    return start;
+}
+
+/* The metrics of one dump into file, through a temporary file beside it. */
+static int vt_write_metrics(const char *dump, const char *file, int top)
+{
+    struct vt_dumpfile d;
+    struct vt_model m;
+    if (vt_load(dump, &d) < 0)
+        return -1;
+    if (vt_model_build(&d, VT_MODEL_NO_SYMBOLS, &m) < 0) {
+        vt_dumpfile_free(&d);
+        fprintf(stderr, "vramtrace metrics: out of memory\n");
+        return -1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int ok = f != NULL;
+    if (f) {
+        vt_metrics_text(f, &m, top);
+        ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+        ok = fclose(f) == 0 && ok;
+        ok = ok && rename(tmp, file) == 0;
+        if (!ok)
+            unlink(tmp);
+    }
+    if (!ok)
+        fprintf(stderr, "vramtrace metrics: cannot write %s: %s\n", file, strerror(errno));
+    vt_model_free(&m);
+    vt_dumpfile_free(&d);
+    return ok ? 0 : -1;
+}
+
+int vt_metrics_loop(long pid, const char *file, double interval, int top, const char *dir_opt, double timeout, int once)
+{
+    struct sigaction sa = {.sa_handler = vt_on_stop};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    unsigned long long born = vt_start_time(pid);
+    int failures = 0, written = 0;
+    while (!vt_stop && born && vt_start_time(pid) == born) {
+        char path[1][VT_DUMP_PATH];
+        int r = vt_dump_request(&pid, 1, dir_opt, timeout, !written, path);
+        if (r == 0) {
+            if (vt_write_metrics(path[0], file, top) == 0)
+                written++;
+            else
+                failures++;
+            unlink(path[0]);
+        } else {
+            failures++;
+            if (r < 0)
+                fprintf(stderr, "vramtrace metrics: %s\n", strerror(errno));
+        }
+        if (once)
+            return written ? 0 : 1;
+        /* The next one at the interval, looking every 0.2 s whether the process is still there. */
+        for (double waited = 0; waited < interval && !vt_stop; waited += 0.2) {
+            struct timespec ts = {0, 200000000};
+            nanosleep(&ts, NULL);
+            if (vt_start_time(pid) != born)
+                break;
+        }
+    }
+    if (written)
+        unlink(file); /* the process is gone, or we are: no stale figures */
+    return vt_stop || written || !failures ? 0 : 1;
+}
+
+int vt_cmd_metrics(int argc, char **argv)
+{
+    const char *file = NULL, *dir_opt = NULL;
+    double interval = 30, timeout = 30;
+    long top = 10, pid = 0;
+    int once = 0;
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        if (!strcmp(argv[i], "--textfile") && i + 1 < argc) {
+            file = argv[++i];
+        } else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+            interval = strtod(argv[++i], &end);
+            if (*end || !(interval >= 1 && interval <= 86400))
+                return vt_usage_error("metrics", "--interval wants seconds from 1 to 86400, not '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+            timeout = strtod(argv[++i], &end);
+            if (*end || !(timeout > 0 && timeout <= 86400))
+                return vt_usage_error("metrics", "--timeout wants seconds from 0 to 86400, not '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+            top = strtol(argv[++i], &end, 10);
+            if (*end || top <= 0 || top > 1000)
+                return vt_usage_error("metrics", "--top wants a number from 1 to 1000");
+        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
+            dir_opt = argv[++i];
+        } else if (!strcmp(argv[i], "--once")) {
+            once = 1;
+        } else if (argv[i][0] != '-' && !pid) {
+            pid = strtol(argv[i], &end, 10);
+            if (*end || pid <= 0 || pid > 2147483647)
+                return vt_usage_error("metrics", "'%s' is not a process id (1 to 2147483647)", argv[i]);
+        } else {
+            return vt_usage_error("metrics", "unexpected argument '%s' (usage: vramtrace metrics --textfile FILE "
+                                             "[--interval S] [--top N] [--once] PID)", argv[i]);
+        }
+    }
+    if (!file)
+        return vt_usage_error("metrics", "no --textfile given");
+    if (!pid)
+        return vt_usage_error("metrics", "no process id given");
+    if (!vt_start_time(pid)) {
+        fprintf(stderr, "vramtrace metrics: no process %ld\n", pid);
+        return 1;
+    }
+    return vt_metrics_loop(pid, file, interval, (int)top, dir_opt, timeout, once);
+}

@@ -1,0 +1,202 @@
+/* A report as Prometheus metrics (the text exposition format that node_exporter's textfile collector
+ * reads): per device the accounting of BRIEF §3 as gauges (a figure the dump cannot tell is left out,
+ * never written as 0), the process's counters, and the live bytes of its largest call sites. Every
+ * series carries the process (pid, and its program's name), so files of several processes can sit in
+ * one textfile directory. Call sites are named as the text report names them ("handle (serve.py:88)"),
+ * and sites that share that name, kind and class are added up: the labels stay few and stable from
+ * one scrape to the next (top N only; a site's full stack is in the dump). */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_format.h"
+#include "vt_metrics.h"
+
+#define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
+#include <uthash.h>
+
+/* A label value, escaped as the format asks (backslash, double quote, newline). */
+static void vt_label(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, ",%s=\"", key);
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            fputc('\\', f);
+        if (*v == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*v, f);
+    }
+    fputc('"', f);
+}
+
+static const char *vt_program(const struct vt_dumpfile *d)
+{
+    const char *exe = d->exe ? d->exe : "";
+    const char *slash = strrchr(exe, '/');
+    return slash ? slash + 1 : exe;
+}
+
+/* A series' name and the labels every series starts with. */
+static void vt_process_labels(FILE *f, const char *name, const struct vt_dumpfile *d)
+{
+    fprintf(f, "%s{pid=\"%ld\"", name, d->pid);
+    vt_label(f, "program", vt_program(d));
+}
+
+static void vt_family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Per device, one family after another: each family's lines together, as the format wants. */
+static void vt_device_family(FILE *f, const struct vt_model *m, const char *name, const char *help, size_t field)
+{
+    int any = 0;
+    for (int i = 0; i < m->ndev; i++) {
+        const struct vt_dev *v = &m->dev[m->devidx[i]];
+        uint64_t x = *(const uint64_t *)((const char *)v + field);
+        if (v->device < 0 || x == VT_DF_UNKNOWN)
+            continue;
+        if (!any++)
+            vt_family(f, name, "gauge", help);
+        vt_process_labels(f, name, m->d);
+        fprintf(f, ",device=\"%d\"} %llu\n", v->device, (unsigned long long)x);
+    }
+}
+
+static void vt_process_value(FILE *f, const struct vt_model *m, const char *name, const char *type, const char *help,
+                             uint64_t x)
+{
+    vt_family(f, name, type, help);
+    vt_process_labels(f, name, m->d);
+    fprintf(f, "} %llu\n", (unsigned long long)x);
+}
+
+/* A call site's series: its name, kind, class and device; sites that share them are one. */
+struct vt_msite {
+    UT_hash_handle hh;
+    const struct vt_site *first;
+    uint64_t bytes, count;
+    char key[];
+};
+
+static const char *vt_msite_name(const struct vt_site *s)
+{
+    const char *n = vt_site_name(s);
+    return n ? n : "<no stack>";
+}
+
+static int vt_msite_cmp(const void *a, const void *b)
+{
+    const struct vt_msite *x = *(const struct vt_msite *const *)a, *y = *(const struct vt_msite *const *)b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+static void vt_sites(FILE *f, const struct vt_model *m, int top)
+{
+    struct vt_msite *set = NULL, *e, *t;
+    size_t n = 0;
+    for (size_t i = 0; i < m->nsites; i++) {
+        const struct vt_site *s = &m->sites[i];
+        if (s->role == VT_ROLE_CACHE || !s->bytes)
+            continue;
+        char key[1200];
+        int len = snprintf(key, sizeof key, "%s|%s|%s|%d", vt_msite_name(s), s->kind, vt_site_class(s), s->device);
+        if (len < 0 || (size_t)len >= sizeof key)
+            len = (int)strlen(key);
+        HASH_FIND(hh, set, key, (size_t)len, e);
+        if (!e) {
+            if (!(e = calloc(1, sizeof *e + (size_t)len + 1)))
+                break;
+            memcpy(e->key, key, (size_t)len);
+            e->first = s;
+            HASH_ADD(hh, set, key, (size_t)len, e);
+            n++;
+        }
+        e->bytes += s->bytes;
+        e->count += s->count;
+    }
+    struct vt_msite **order = n ? malloc(n * sizeof *order) : NULL;
+    size_t k = 0;
+    HASH_ITER(hh, set, e, t) {
+        if (order)
+            order[k++] = e;
+    }
+    if (order) {
+        qsort(order, k, sizeof *order, vt_msite_cmp);
+        size_t shown = k < (size_t)top ? k : (size_t)top;
+        static const char *const names[] = {"vramtrace_site_live_bytes", "vramtrace_site_live_allocations"};
+        static const char *const helps[] = {
+            "Live bytes at one of the process's largest call sites (named as vramtrace report names it).",
+            "Live allocations (or an allocator's blocks) at one of the process's largest call sites."};
+        for (int w = 0; w < 2 && shown; w++) {
+            vt_family(f, names[w], "gauge", helps[w]);
+            for (size_t i = 0; i < shown; i++) {
+                const struct vt_site *s = order[i]->first;
+                vt_process_labels(f, names[w], m->d);
+                if (s->device >= 0)
+                    fprintf(f, ",device=\"%d\"", s->device);
+                vt_label(f, "site", vt_msite_name(s));
+                vt_label(f, "kind", s->kind);
+                vt_label(f, "class", vt_site_class(s));
+                fprintf(f, "} %llu\n", (unsigned long long)(w ? order[i]->count : order[i]->bytes));
+            }
+        }
+    }
+    free(order);
+    HASH_ITER(hh, set, e, t) {
+        HASH_DEL(set, e);
+        free(e);
+    }
+}
+
+void vt_metrics_text(FILE *f, const struct vt_model *m, int top)
+{
+    const struct vt_dumpfile *d = m->d;
+    static const struct {
+        const char *name, *help;
+        size_t field;
+    } devs[] = {
+        {"vramtrace_process_used_bytes", "Device memory of the process as nvidia-smi shows it (NVML).",
+         offsetof(struct vt_dev, process_used)},
+        {"vramtrace_reserved_bytes", "Device memory the process holds from the driver.", offsetof(struct vt_dev, reserved)},
+        {"vramtrace_allocated_bytes", "Reserved memory handed to the program and still live.",
+         offsetof(struct vt_dev, allocated)},
+        {"vramtrace_cached_bytes", "Reserved memory a caching allocator keeps free (reserved - allocated).",
+         offsetof(struct vt_dev, cached)},
+        {"vramtrace_releasable_bytes", "Cached memory in wholly free segments: what empty_cache() would return.",
+         offsetof(struct vt_dev, releasable)},
+        {"vramtrace_fragmented_bytes", "Cached memory inside partly used segments.", offsetof(struct vt_dev, fragmented)},
+        {"vramtrace_overhead_bytes", "Process used - reserved: the CUDA context, modules and driver internals.",
+         offsetof(struct vt_dev, overhead)},
+        {"vramtrace_device_total_bytes", "The device's memory.", offsetof(struct vt_dev, total)},
+        {"vramtrace_device_free_bytes", "The device's free memory, all processes.", offsetof(struct vt_dev, free)},
+    };
+    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
+        vt_device_family(f, m, devs[i].name, devs[i].help, devs[i].field);
+    uint64_t allocs = 0, frees = 0, failed = 0;
+    for (size_t i = 0; i < d->napis; i++) {
+        allocs += d->apis[i].allocs;
+        frees += d->apis[i].frees;
+        failed += d->apis[i].failed;
+    }
+    vt_process_value(f, m, "vramtrace_allocations_total", "counter", "Allocations the process made (every API).", allocs);
+    vt_process_value(f, m, "vramtrace_frees_total", "counter", "Frees the process made (every API).", frees);
+    vt_process_value(f, m, "vramtrace_failures_total", "counter", "Allocation and free calls that failed.", failed);
+    vt_process_value(f, m, "vramtrace_oom_events_total", "counter", "Allocations refused for want of memory.",
+                     vt_df_counter(d, VT_CTR_OOM_EVENTS));
+    vt_process_value(f, m, "vramtrace_host_pinned_bytes", "gauge", "Pinned host memory the process allocated.",
+                     m->host_pinned);
+    if (m->self.has) {
+        vt_family(f, "vramtrace_self_cpu_seconds_total", "counter",
+                  "CPU time vramtrace spent in the process: its hooks (sampled) and its threads.");
+        vt_process_labels(f, "vramtrace_self_cpu_seconds_total", d);
+        fprintf(f, "} %.6f\n", (double)(m->self.hook_ns + m->self.threads_ns) / 1e9);
+    }
+    vt_process_value(f, m, "vramtrace_dump_timestamp_seconds", "gauge", "When the figures were taken (Unix time).",
+                     d->time_wall / 1000000000u);
+    vt_sites(f, m, top);
+}
