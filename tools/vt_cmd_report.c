@@ -13,17 +13,10 @@
 #include "vt_model.h"
 #include "vt_metrics.h"
 #include "vt_pprof.h"
+#include "vt_report.h"
 #include "vt_units.h"
 
 #define VT_TEXT_FRAMES 12
-
-struct vt_report_opts {
-    const char *path;
-    const char *pprof; /* --pprof FILE */
-    long top;
-    int device; /* -2: all */
-    int json, folded, full, prometheus;
-};
 
 static int vt_site_shown(const struct vt_report_opts *o, const struct vt_site *s)
 {
@@ -338,24 +331,23 @@ static void vt_json_site(FILE *f, const struct vt_site *s)
             (unsigned long long)s->bytes);
 }
 
-static void vt_json_sites(const struct vt_report_opts *o, const struct vt_model *m)
+static void vt_json_sites(FILE *f, const struct vt_report_opts *o, const struct vt_model *m)
 {
     long shown = 0;
-    fputc('[', stdout);
+    fputc('[', f);
     for (size_t i = 0; i < m->nsites && shown < o->top; i++) {
         if (!vt_site_shown(o, &m->sites[i]))
             continue;
         if (shown++)
-            fputc(',', stdout);
-        vt_json_site(stdout, &m->sites[i]);
+            fputc(',', f);
+        vt_json_site(f, &m->sites[i]);
     }
-    fputc(']', stdout);
+    fputc(']', f);
 }
 
-static void vt_report_json(const struct vt_report_opts *o, const struct vt_model *m)
+void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_model *m)
 {
     const struct vt_dumpfile *d = m->d;
-    FILE *f = stdout;
     fprintf(f, "{\"pid\":%ld,\"exe\":", d->pid);
     vt_json_str(f, d->exe ? d->exe : "");
     fputs(",\"reason\":", f);
@@ -481,10 +473,10 @@ static void vt_report_json(const struct vt_report_opts *o, const struct vt_model
                 (unsigned long long)fr->last_ns, fr->result);
     }
     fputs("],\"sites\":", f);
-    vt_json_sites(o, m);
+    vt_json_sites(f, o, m);
     if (!strcmp(d->reason, "exit")) {
         fputs(",\"leaks\":", f);
-        vt_json_sites(o, m);
+        vt_json_sites(f, o, m);
     }
     fputs("}\n", f);
 }
@@ -558,7 +550,7 @@ int vt_cmd_report(int argc, char **argv)
     else if (o.prometheus)
         vt_metrics_text(stdout, &m, (int)o.top);
     else if (o.json)
-        vt_report_json(&o, &m);
+        vt_report_json(stdout, &o, &m);
     else if (o.folded)
         vt_report_folded(&o, &m);
     else
