@@ -44,7 +44,7 @@ all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
         /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3 \
         /usr/include/python3.11/Python.h:python3-dev /usr/include/zlib.h:zlib1g-dev \
-        /usr/bin/go:golang-go /usr/bin/promtool:prometheus
+        /usr/bin/go:golang-go /usr/bin/promtool:prometheus /usr/bin/chromium:chromium
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef
@@ -73,6 +73,14 @@ $(BUILD)/lib/vt_bridge_py.h: lib/python/vt_bridge.py
 	{ echo '/* Generated from lib/python/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 $(BUILD)/lib/python/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
+
+# The HTML report's page, built into the command as the two strings around its data marker.
+$(BUILD)/lib/vt_html_page.h: tools/html/report.html
+	@mkdir -p $(dir $@)
+	{ echo '/* Generated from tools/html/report.html by the Makefile. */'; echo 'static const char vt_html_head[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $< | \
+	  sed -e 's|^    "/\*VT_DATA\*/\\n"$$|;\nstatic const char vt_html_tail[] =|'; echo ';'; } > $@
+$(BUILD)/tools/vt_html.o: $(BUILD)/lib/vt_html_page.h
 
 # The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
 # be copied to a GPU machine that has no libunwind.
@@ -154,7 +162,7 @@ $(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARS
 	$(CC) -o $@ $^ -lpthread
 
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
-$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
+$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
 	  -ldw -lelf -lz -lstdc++
@@ -180,7 +188,7 @@ $(BUILD)/asan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC
 	$(SAN_CC) -shared -fsanitize=address,undefined -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(BUILD)/tsan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/tsan/%.o)
 	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
-$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
+$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lz -lstdc++
 # Where the sanitizers' runtimes are, for the test that preloads them.
@@ -193,12 +201,12 @@ SAN_BIN := $(BUILD)/asan/vramtrace $(BUILD)/asan/libvramtrace.so $(BUILD)/tsan/l
 
 # Both compilers must build the code warning-free: the library and the command are checked with clang
 # too (syntax and warnings only: gcc builds what runs).
-$(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+$(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)/lib/vt_bridge_py.h $(BUILD)/lib/vt_html_page.h | check-deps
 	clang $(ALL_CFLAGS) -fsyntax-only $(LIB_SRC) $(TOOL_SRC)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
@@ -215,7 +223,7 @@ bench: all
 # The reader under libFuzzer (clang), seeded with dumps the rig writes: make fuzz FUZZ_SECONDS=600.
 # make test builds it and runs it briefly (tests/t_fuzz.sh), so it cannot stop building unnoticed.
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c $(filter-out tools/vramtrace.c tools/vt_cmd_%.c tools/vt_report_processes.c,$(TOOL_SRC)) \
+FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c $(filter-out tools/vramtrace.c tools/vt_cmd_%.c tools/vt_report_processes.c tools/vt_html.c,$(TOOL_SRC)) \
             $(SHARED_SRC)
 $(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itools \

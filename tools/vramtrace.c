@@ -14,7 +14,8 @@ static void vt_usage(FILE *f)
           "       vramtrace diff OLD NEW [--json | --folded] [--fail-on-growth SIZE] [--full-stacks] [--force]\n"
           "       vramtrace diff OLD NEW OLD NEW... (two per process) [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
           "       vramtrace trend DUMP DUMP DUMP... [--json | --folded] [--full-stacks]\n"
-          "       vramtrace metrics --textfile FILE [--interval S] [--top N] [--once] PID\n",
+          "       vramtrace metrics --textfile FILE [--interval S] [--top N] [--once] PID\n"
+          "       vramtrace html -o FILE DUMP... (one page: a dump, a series, several processes)\n",
           f);
 }
 
@@ -38,6 +39,8 @@ static int vt_dispatch(int argc, char **argv)
         return vt_cmd_diff(argc - 1, argv + 1);
     if (!strcmp(argv[1], "trend"))
         return vt_cmd_trend(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "html"))
+        return vt_cmd_html(argc - 1, argv + 1);
     if (!strcmp(argv[1], "metrics"))
         return vt_cmd_metrics(argc - 1, argv + 1);
     fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);

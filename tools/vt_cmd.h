@@ -21,6 +21,7 @@ int vt_report_processes(char **paths, int n, long top, int device, int json, int
 int vt_dump_request(const long *pids, size_t n, const char *dir_opt, double timeout, int quiet_waiting,
                     char (*paths)[VT_DUMP_PATH]);
 int vt_cmd_metrics(int argc, char **argv);
+int vt_cmd_html(int argc, char **argv);
 /* Keeps file, a Prometheus textfile, up to date with pid's figures every interval seconds until pid ends
  * or SIGTERM/SIGINT/SIGHUP comes (vt_cmd_metrics.c); once: one file and return. */
 int vt_metrics_loop(long pid, const char *file, double interval, int top, const char *dir_opt, double timeout, int once);

@@ -17,14 +17,12 @@
 #include "vt_cmd.h"
 #include "vt_json.h"
 #include "vt_model.h"
+#include "vt_diff.h"
 #include "vt_units.h"
 
 #define VT_EXIT_GROWTH 3
 
-struct vt_change {
-    const struct vt_site *old, *new; /* either may be NULL: vanished, new */
-    int64_t delta_bytes, delta_count;
-};
+
 
 static const struct vt_site *vt_any(const struct vt_change *c)
 {
@@ -55,11 +53,7 @@ static const char *vt_status(const struct vt_change *c)
     return !c->old ? "new" : !c->new ? "vanished" : "changed";
 }
 
-struct vt_dev_delta {
-    int device;
-    int64_t reserved, allocated, cached;
-    int cached_unknown;
-};
+
 
 /* What one pair's diff found, for the view of several processes. */
 struct vt_diff_sum {
@@ -71,34 +65,16 @@ struct vt_diff_sum {
     int ndd;
 };
 
-/* What a diff of one pair found: computed once (vt_diff_compute), printed by one of the renderers below. */
-struct vt_diff {
-    const char *const *paths;
-    const struct vt_dumpfile *d; /* d[0] older, d[1] */
-    struct vt_model m[2];
-    struct vt_dev_delta dd[VT_MAX_DEV + 1];
-    int ndd;
-    int64_t alloc_total, res_total;
-    int any_cached_unknown;
-    struct vt_change *ch; /* every site of either dump whose bytes or count changed, sorted (vt_change_cmp) */
-    size_t nc;
-    const struct vt_change *top; /* the leak suspect's site, or NULL */
-    int by_segments;             /* top is a segment site: no allocated site grew */
-    int64_t flight;              /* allocated growth in flight at the newer dump */
-    int64_t unstacked;           /* growth in blocks with no stack, when a site with one leads */
-    const char *verdict;
-    struct vt_self_cost self;    /* what vramtrace cost the process in between (one process) */
-};
 
-static void vt_diff_free(struct vt_diff *r)
+
+void vt_diff_free(struct vt_diff *r)
 {
     free(r->ch);
     vt_model_free(&r->m[0]);
     vt_model_free(&r->m[1]);
 }
 
-/* Diffs the two loaded dumps d[0] (older) and d[1] into *r; -1 when out of memory. */
-static int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], int full, struct vt_diff *r)
+int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], int full, struct vt_diff *r)
 {
     memset(r, 0, sizeof *r);
     r->paths = paths;
@@ -196,43 +172,43 @@ static const struct vt_change *vt_diff_suspect(const struct vt_diff *r)
 }
 
 /* A JSON object, without its newline. */
-static void vt_diff_json(const struct vt_diff *r)
+void vt_diff_json(FILE *f, const struct vt_diff *r)
 {
     const struct vt_dumpfile *d = r->d;
-    printf("{\"old\":");
-    vt_json_str(stdout, r->paths[0]);
-    printf(",\"new\":");
-    vt_json_str(stdout, r->paths[1]);
-    printf(",\"old_pid\":%ld,\"new_pid\":%ld,\"interval_ns\":%lld,\"devices\":[", d[0].pid, d[1].pid,
+    fprintf(f, "{\"old\":");
+    vt_json_str(f, r->paths[0]);
+    fprintf(f, ",\"new\":");
+    vt_json_str(f, r->paths[1]);
+    fprintf(f, ",\"old_pid\":%ld,\"new_pid\":%ld,\"interval_ns\":%lld,\"devices\":[", d[0].pid, d[1].pid,
            d[0].pid == d[1].pid ? (long long)(d[1].time_mono - d[0].time_mono) : 0LL);
     for (int j = 0; j < r->ndd; j++) {
-        printf("%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", j ? "," : "",
+        fprintf(f, "%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", j ? "," : "",
                r->dd[j].device, (long long)r->dd[j].reserved, (long long)r->dd[j].allocated);
-        vt_json_i64(stdout, r->dd[j].cached, r->dd[j].cached_unknown);
-        putchar('}');
+        vt_json_i64(f, r->dd[j].cached, r->dd[j].cached_unknown);
+        fputc('}', f);
     }
-    printf("],\"sites\":[");
+    fprintf(f, "],\"sites\":[");
     for (size_t i = 0; i < r->nc; i++) {
         const struct vt_change *c = &r->ch[i];
         const struct vt_site *s = vt_any(c);
-        printf("%s{", i ? "," : "");
-        vt_site_json_head(stdout, s);
-        printf(",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
+        fprintf(f, "%s{", i ? "," : "");
+        vt_site_json_head(f, s);
+        fprintf(f, ",\"class\":\"%s\",\"status\":\"%s\",\"old_bytes\":%llu,\"new_bytes\":%llu,\"delta_bytes\":%lld,"
                "\"delta_count\":%lld,\"in_flight\":%s}",
                vt_site_class(s), vt_status(c), (unsigned long long)(c->old ? c->old->bytes : 0),
                (unsigned long long)(c->new ? c->new->bytes : 0), (long long)c->delta_bytes, (long long)c->delta_count,
                vt_in_flight(c) ? "true" : "false");
     }
-    printf("],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
+    fprintf(f, "],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
            "\"suspect\":",
            (long long)r->alloc_total, (long long)r->res_total, (long long)r->flight, r->verdict);
     if (vt_diff_suspect(r))
-        printf("%td", vt_diff_suspect(r) - r->ch);
+        fprintf(f, "%td", vt_diff_suspect(r) - r->ch);
     else
-        fputs("null", stdout);
-    fputs(",\"self_cost\":", stdout);
-    vt_self_cost_json(stdout, &r->self);
-    putchar('}');
+        fputs("null", f);
+    fputs(",\"self_cost\":", f);
+    vt_self_cost_json(f, &r->self);
+    fputc('}', f);
 }
 
 /* One line per changed site, outermost frame first, then its bytes in the older and the newer dump:
@@ -383,7 +359,7 @@ static int vt_diff_pair(const char *const paths[2], struct vt_dumpfile d[2], enu
     if (vt_diff_compute(paths, d, full, &r) < 0)
         return -1;
     if (format == VT_DIFF_JSON)
-        vt_diff_json(&r);
+        vt_diff_json(stdout, &r);
     else if (format == VT_DIFF_FOLDED)
         vt_diff_folded(&r);
     else

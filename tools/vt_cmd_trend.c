@@ -122,6 +122,8 @@ int vt_cmd_trend(int argc, char **argv)
             break;
         }
     qsort(dm, (size_t)n, sizeof *dm, vt_by_time);
+    for (int i = 0; i < n; i++)
+        dm[i].m.d = &dm[i].d; /* the models point at their dumps, which moved */
     struct vt_trend t;
     if (vt_trend_compute(dm, n, &t) < 0) {
         fprintf(stderr, "vramtrace: out of memory\n");
