@@ -8,6 +8,7 @@
 
 #include "vt_cmd.h"
 #include "vt_html.h"
+#include "vt_load.h"
 
 #define VT_HTML_MAX 4096
 
@@ -67,22 +68,15 @@ int vt_cmd_html(int argc, char **argv)
     const char *(*names)[2] = calloc((size_t)n, sizeof *names);      /* and keeps their names */
     int rc = 0, loaded = 0, groups = 0, computed = 0;
     if (!dm || !starts || !procs || !trends || !diffs || !pairs || !names) {
+        fprintf(stderr, "vramtrace: out of memory\n");
         rc = 1;
         goto out;
     }
-    for (; loaded < n; loaded++) {
-        dm[loaded].path = paths[loaded];
-        if (vt_load(paths[loaded], &dm[loaded].d) < 0) {
-            rc = VT_EXIT_USAGE;
-            break;
-        }
-        if (vt_model_build(&dm[loaded].d, 0, &dm[loaded].m) < 0) {
-            vt_dumpfile_free(&dm[loaded].d);
-            fprintf(stderr, "vramtrace: out of memory\n");
-            rc = 1;
-            break;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        dm[i].path = paths[i];
+    /* Every dump whole: a diff builds its models from the dumps themselves. */
+    rc = vt_load_models(dm, n, 0, 0);
+    loaded = rc ? 0 : n;
     if (rc)
         goto out;
     groups = vt_by_process_then_time(dm, n, starts);
@@ -123,8 +117,6 @@ int vt_cmd_html(int argc, char **argv)
         rc = 1;
     }
 out:
-    if (rc == 1 && !loaded)
-        fprintf(stderr, "vramtrace: out of memory\n");
     for (int g = 0; g < computed; g++) {
         if (procs[g].trend)
             vt_trend_free(&trends[g]);

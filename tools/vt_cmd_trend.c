@@ -8,6 +8,7 @@
 
 #include "vt_cmd.h"
 #include "vt_json.h"
+#include "vt_load.h"
 #include "vt_model.h"
 #include "vt_trend.h"
 #include "vt_units.h"
@@ -89,30 +90,16 @@ int vt_cmd_trend(int argc, char **argv)
     struct vt_dumpmodel *dm = calloc((size_t)n, sizeof *dm);
     if (!dm)
         return 1;
-    int rc = 0, loaded = 0;
-    for (; loaded < n; loaded++) {
-        dm[loaded].path = paths[loaded];
-        if (vt_load(paths[loaded], &dm[loaded].d) < 0) {
-            rc = VT_EXIT_USAGE;
-            break;
-        }
-        if (dm[loaded].d.pid != dm[0].d.pid || dm[loaded].d.start_mono != dm[0].d.start_mono) {
+    for (int i = 0; i < n; i++)
+        dm[i].path = paths[i];
+    /* A series is many dumps: each keeps its model, not its entries. */
+    int rc = vt_load_models(dm, n, full ? VT_MODEL_FULL_STACKS : 0, 1), loaded = rc ? 0 : n;
+    for (int i = 1; i < loaded && !rc; i++)
+        if (dm[i].d.pid != dm[0].d.pid || dm[i].d.start_mono != dm[0].d.start_mono) {
             fprintf(stderr, "vramtrace: %s is a dump of process %ld, %s of process %ld: trend needs dumps of one process\n",
-                    paths[loaded], dm[loaded].d.pid, paths[0], dm[0].d.pid);
-            vt_dumpfile_free(&dm[loaded].d);
+                    paths[i], dm[i].d.pid, paths[0], dm[0].d.pid);
             rc = VT_EXIT_USAGE;
-            break;
         }
-        if (vt_model_build(&dm[loaded].d, full ? VT_MODEL_FULL_STACKS : 0, &dm[loaded].m) < 0) {
-            vt_dumpfile_free(&dm[loaded].d);
-            fprintf(stderr, "vramtrace: out of memory\n");
-            rc = 1;
-            break;
-        }
-        /* A series is many dumps: each keeps its model, not its entries. */
-        vt_model_shed(&dm[loaded].m);
-        vt_dumpfile_shed(&dm[loaded].d);
-    }
     if (rc)
         goto out;
     for (int i = 1; i < n; i++)

@@ -431,7 +431,7 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
     if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
         vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
         vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &unused, 0) < 0 ||
-        vt_df_u64(p, 7, &v->pool, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
+        vt_df_u64(p, 7, &unused, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
         vt_df_u64(p, 9, &unused, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
         vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
         vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)

@@ -69,11 +69,13 @@ struct vt_df_frame {
 /* The entries of a large dump are most of the reader's memory, so an entry keeps what the reports use:
  * not its stream, offset, sequence number or time (checked as they are read), and its kind and API name
  * are the dump's own copies, one per distinct name (a dump of a million entries has a few dozen). */
+/* 56 bytes: a large dump holds millions. The line's pool field is checked, not kept: no report reads it. */
 struct vt_df_alloc {
     uint32_t line; /* where it is in the file (UINT32_MAX: past it) */
     uint32_t stack;
     int device, tid;
-    uint64_t addr, size, pool, handle;
+    uint64_t addr, size;
+    uint64_t handle; /* a VMM mapping's physical handle */
     const char *kind; /* at most VT_DF_KIND_LEN - 1 characters */
     const char *api;  /* at most VT_DF_API_LEN - 1 */
 };

@@ -30,7 +30,7 @@ struct vt_index {
 struct vt_stack_ix {
     UT_hash_handle hh;
     size_t at;
-    char key[88];
+    char key[]; /* as long as it is: there is one per stack of a dump (50,000 in the large benchmark) */
 };
 
 static const char *vt_basename(const char *p)
@@ -343,17 +343,19 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
                     int device, uint32_t stack, int python, int role, uint64_t count, uint64_t bytes, int full)
 {
     char fast[88];
-    snprintf(fast, sizeof fast, "%c%u|%d|%s|%s", python ? 'p' : 'n', stack, role, kind, api);
+    int fast_len = snprintf(fast, sizeof fast, "%c%u|%d|%s|%s", python ? 'p' : 'n', stack, role, kind, api);
+    if (fast_len < 0 || (size_t)fast_len >= sizeof fast)
+        fast_len = (int)strlen(fast);
     struct vt_stack_ix *sx;
-    HASH_FIND_STR(ix->by_stack, fast, sx);
+    HASH_FIND(hh, ix->by_stack, fast, (size_t)fast_len, sx);
     if (sx) {
         m->sites[sx->at].count += count;
         m->sites[sx->at].bytes += bytes;
         return 0;
     }
-    if (!(sx = calloc(1, sizeof *sx)))
+    if (!(sx = calloc(1, sizeof *sx + (size_t)fast_len + 1)))
         return -1;
-    memcpy(sx->key, fast, sizeof fast);
+    memcpy(sx->key, fast, (size_t)fast_len);
     char *frames[1024];
     char *key = NULL;
     uint32_t n = 0, python_at = 0, torch_py = 0, pool_at = 0;
@@ -381,7 +383,7 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
         s->count += count;
         s->bytes += bytes;
         sx->at = hit->at;
-        HASH_ADD_STR(ix->by_stack, key, sx);
+        HASH_ADD(hh, ix->by_stack, key, (size_t)fast_len, sx);
         free(key);
         return 0;
     }
@@ -429,7 +431,7 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
     ix->nodes[m->nsites].at = m->nsites;
     HASH_ADD_KEYPTR(hh, ix->head, s->key, strlen(s->key), &ix->nodes[m->nsites]);
     sx->at = m->nsites;
-    HASH_ADD_STR(ix->by_stack, key, sx);
+    HASH_ADD(hh, ix->by_stack, key, (size_t)fast_len, sx);
     m->nsites++;
     return 0;
 fail:
