@@ -33,7 +33,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
             $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so \
-            $(BUILD)/tests/libxla_fake.so
+            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -126,6 +126,9 @@ $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/fake/libcudart.so
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
+# The demo's leaking server on the fake runtime, for tests that need a live program (t_metrics.sh).
+$(BUILD)/tests/cuda_leak: examples/cuda_leak.cu $(BUILD)/fake/libcudart.so
+	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -I$(CUDA_HOME)/include -o $@ -x c $< -x none $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
 # The walk's line-table reader and layouts on their own, for tests/progs/py_lines.py to call with ctypes.
 $(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/python/vt_pylines.o $(BUILD)/lib/python/vt_pylayout.o
 	$(CC) -shared -o $@ $^

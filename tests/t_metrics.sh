@@ -53,7 +53,7 @@ check "--top 2: two site series per family"
 
 # A live program: the fake driver's leaking server, with the metrics file kept every second.
 mkdir "$W/d"
-"$V" run --dir "$W/d" --metrics "$W/live.prom" --metrics-interval 1 -- "$B/cuda_leak" 6000 > "$W/prog.out" 2>&1 &
+"$V" run --dir "$W/d" --metrics "$W/live.prom" --metrics-interval 1 -- "$B/tests/cuda_leak" 6000 > "$W/prog.out" 2>&1 &
 run=$!
 for i in $(seq 50); do [ -s "$W/live.prom" ] && break; sleep 0.1; done
 cp "$W/live.prom" "$W/first.prom" 2> /dev/null
