@@ -285,6 +285,15 @@ static void test_report_processes(const struct run *grow, const struct run *grow
            strstr(r.out, ",\"reserved\":15053650,\"allocated\":15053650,") && strstr(r.out, "\"live_bytes\":6291456,\"pids\":["),
        "report --json of three processes: totals and merged sites");
     run_free(&r);
+    const char *fargs[] = {"report", p1, p2, p3, "--folded", NULL};
+    run_prog(&r, "../vramtrace", fargs, NULL, 0);
+    char root1[64], root2[64];
+    snprintf(root1, sizeof root1, "process %ld (prog_driver);", grow->pid);
+    snprintf(root2, sizeof root2, "process %ld (prog_driver);", grow2->pid);
+    ok(r.status == 0 && count_lines(r.out, root1) >= 1 && count_lines(r.out, root2) >= 1 &&
+           count_lines(r.out, "process ") == count_lines(r.out, ""),
+       "report --folded of three processes: every stack under its process's own root frame");
+    run_free(&r);
     const char *same[] = {"report", p1, p1, NULL};
     run_prog(&r, "../vramtrace", same, NULL, 0);
     ok(r.status == 2 && strstr(r.err, "report takes one dump per process"), "report of two dumps of one process: exit 2");

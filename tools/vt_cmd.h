@@ -10,8 +10,9 @@ int vt_cmd_dump(int argc, char **argv);
 int vt_cmd_report(int argc, char **argv);
 int vt_cmd_diff(int argc, char **argv);
 int vt_cmd_trend(int argc, char **argv);
-/* report with one dump per process: per process and added up (vt_report_processes.c). device -2: all. */
-int vt_report_processes(char **paths, int n, long top, int device, int json, int full);
+/* report with one dump per process: per process and added up (vt_report_processes.c), as text, JSON or
+ * folded stacks under a frame per process. device -2: all. */
+int vt_report_processes(char **paths, int n, long top, int device, int json, int folded, int full);
 
 /* Asks each of pids[0..n) for a dump and waits up to timeout seconds for all (vt_cmd_dump.c): paths[i]
  * gets the dump's path, or "" after saying on stderr why there is none (quiet_waiting: nothing said of

@@ -529,10 +529,11 @@ int vt_cmd_report(int argc, char **argv)
     if (o.top < 0)
         o.top = o.json || o.folded ? 0x7fffffff : 10;
     if (npaths > 1) {
-        if (o.folded || o.pprof || o.prometheus)
-            return vt_usage_error("report", "%s takes one dump",
-                                  o.folded ? "--folded" : o.pprof ? "--pprof" : "--prometheus");
-        return vt_report_processes(argv, npaths, o.top, o.device, o.json, o.full);
+        if (o.pprof || o.prometheus)
+            return vt_usage_error("report", "%s takes one dump", o.pprof ? "--pprof" : "--prometheus");
+        if (o.json && o.folded)
+            return vt_usage_error("report", "--json and --folded: one or the other");
+        return vt_report_processes(argv, npaths, o.top, o.device, o.json, o.folded, o.full);
     }
     o.path = argv[0];
     struct vt_dumpfile d;

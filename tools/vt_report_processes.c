@@ -191,7 +191,27 @@ static void vt_json(char **paths, const struct vt_model *m, int n, const struct 
     printf("]}\n");
 }
 
-int vt_report_processes(char **paths, int n, long top, int device, int json, int full)
+/* Each process's sites as folded stacks under a frame of its own ("process 1234 (python3)"): a flame graph
+ * of the job, one tower per process. */
+static void vt_folded(const struct vt_model *m, int n, int device)
+{
+    for (int i = 0; i < n; i++) {
+        const char *exe = m[i].d->exe ? m[i].d->exe : "", *slash = strrchr(exe, '/');
+        for (size_t j = 0; j < m[i].nsites; j++) {
+            const struct vt_site *s = &m[i].sites[j];
+            if (s->role == VT_ROLE_CACHE || (device != -2 && s->device != device))
+                continue;
+            printf("process %ld (", m[i].d->pid);
+            for (const char *c = slash ? slash + 1 : exe; *c; c++)
+                putchar(*c == ';' ? ',' : *c);
+            fputs(");", stdout);
+            vt_site_folded(stdout, s);
+            printf(" %llu\n", (unsigned long long)s->bytes);
+        }
+    }
+}
+
+int vt_report_processes(char **paths, int n, long top, int device, int json, int folded, int full)
 {
     struct vt_dumpfile *d = calloc((size_t)n, sizeof *d);
     struct vt_model *m = calloc((size_t)n, sizeof *m);
@@ -280,6 +300,8 @@ int vt_report_processes(char **paths, int n, long top, int device, int json, int
     qsort(ms, nm, sizeof *ms, vt_merged_cmp);
     if (json)
         vt_json(paths, m, n, t, nt, ms, nm, top);
+    else if (folded)
+        vt_folded(m, n, device);
     else
         vt_text(paths, m, n, t, nt, ms, nm, top, full);
     free(ms);
