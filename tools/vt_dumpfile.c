@@ -211,166 +211,185 @@ static int vt_df_rest(struct vt_df_parser *p, char **out)
     return (*out = strdup(p->rest)) ? 0 : vt_df_fail(p, "out of memory");
 }
 
-/* The records of the caching-allocator bridges. Returns 1 for a record that is not one of them. */
-static int vt_df_bridge_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+/* The records of the caching-allocator bridges, one function each. */
+static int vt_df_rec_python(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
 {
-    const char *key = p->field[0];
-    if (!strcmp(key, VT_REC_PYTHON)) {
-        struct vt_df_python *v = &d->python;
-        if (v->present)
-            return vt_df_fail(p, "a second 'python' record");
-        if (p->nf != 4 || vt_df_word(p, 1, v->status, sizeof v->status) < 0 || vt_df_u64(p, 2, &v->wait_ns, 0) < 0 ||
-            vt_df_u64(p, 3, &v->run_ns, 0) < 0)
-            return p->nf != 4 ? vt_df_fail(p, "'python' record needs a status, two times and a detail") : -1;
-        v->present = 1;
-        return vt_df_rest(p, &v->detail);
+    (void)cap;
+    struct vt_df_python *v = &d->python;
+    if (v->present)
+        return vt_df_fail(p, "a second 'python' record");
+    if (p->nf != 4 || vt_df_word(p, 1, v->status, sizeof v->status) < 0 || vt_df_u64(p, 2, &v->wait_ns, 0) < 0 ||
+        vt_df_u64(p, 3, &v->run_ns, 0) < 0)
+        return p->nf != 4 ? vt_df_fail(p, "'python' record needs a status, two times and a detail") : -1;
+    v->present = 1;
+    return vt_df_rest(p, &v->detail);
+}
+
+static int vt_df_rec_history(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    (void)cap;
+    struct vt_df_python *v = &d->python;
+    if (p->nf != 3 || strcmp(p->field[1], "torch") || vt_df_word(p, 2, v->history, sizeof v->history) < 0)
+        return p->nf != 3 || strcmp(p->field[1], "torch") ? vt_df_fail(p, "'history' record must be 'history torch STATE [DETAIL]'") : -1;
+    free(v->history_detail);
+    return vt_df_rest(p, &v->history_detail);
+}
+
+static int vt_df_rec_interpreter(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    (void)cap;
+    struct vt_df_interpreter *v = &d->interpreter;
+    if (v->present)
+        return vt_df_fail(p, "a second 'interpreter' record");
+    if (vt_df_nfields(p, 5) < 0 || vt_df_word(p, 1, v->version, sizeof v->version) < 0 ||
+        vt_df_word(p, 2, v->capture, sizeof v->capture) < 0 || vt_df_u64(p, 3, &v->lo, 0) < 0 ||
+        vt_df_u64(p, 4, &v->hi, 0) < 0)
+        return -1;
+    if (strcmp(v->capture, "on") && strcmp(v->capture, "off") && strcmp(v->capture, "unsupported"))
+        return vt_df_fail(p, "Python call sites must be on, off or unsupported, not '%s'", v->capture);
+    if (v->hi < v->lo)
+        return vt_df_fail(p, "the interpreter's code ends before it starts");
+    v->present = 1;
+    return 0;
+}
+
+static int vt_df_rec_bridge(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->bridges, d->nbridges, cap->bridges);
+    struct vt_df_bridge *v = &d->bridges[d->nbridges];
+    memset(v, 0, sizeof *v);
+    if (p->nf != 3)
+        return vt_df_fail(p, "'bridge' record needs a name, a status and a detail");
+    if (vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_word(p, 2, v->status, sizeof v->status) < 0 ||
+        vt_df_rest(p, &v->detail) < 0)
+        return -1;
+    d->nbridges++;
+    return 0;
+}
+
+static int vt_df_rec_allocator(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
+    struct vt_df_allocator *v = &d->allocators[d->nallocators];
+    if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+        vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_word(p, 3, v->backend, sizeof v->backend) < 0 ||
+        vt_df_u64(p, 4, &v->allocated, 1) < 0 || vt_df_u64(p, 5, &v->reserved, 1) < 0)
+        return -1;
+    d->nallocators++;
+    return 0;
+}
+
+static int vt_df_rec_segment(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->segments, d->nsegments, cap->segments);
+    struct vt_df_segment *v = &d->segments[d->nsegments];
+    memset(v, 0, sizeof *v);
+    if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
+        vt_df_int(p, 3, &v->device, -1, 1023) < 0 || vt_df_word(p, 4, v->allocator, sizeof v->allocator) < 0 ||
+        vt_df_word(p, 5, v->type, sizeof v->type) < 0 || vt_df_word(p, 6, v->pool, sizeof v->pool) < 0)
+        return -1;
+    if (strcmp(p->field[7], "expandable") && strcmp(p->field[7], "fixed"))
+        return vt_df_fail(p, "segment must be expandable or fixed, not '%s'", p->field[7]);
+    if (v->addr + v->size < v->addr)
+        return vt_df_fail(p, "segment runs past the end of the address space");
+    v->expandable = !strcmp(p->field[7], "expandable");
+    v->line = p->line;
+    v->first_block = d->nblocks;
+    d->nsegments++;
+    return 0;
+}
+
+static int vt_df_rec_block(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    static const char *const states[] = {"active_allocated", "active_pending_free", "inactive"};
+    VT_DF_GROW(d->blocks, d->nblocks, cap->blocks);
+    struct vt_df_block *v = &d->blocks[d->nblocks];
+    if (!d->nsegments)
+        return vt_df_fail(p, "a block before any segment");
+    if (vt_df_nfields(p, 6) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
+        vt_df_size(p, 3, &v->requested) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+        return -1;
+    for (v->state = 0; v->state < 3 && strcmp(states[v->state], p->field[4]); v->state++)
+        ;
+    if (v->state == 3)
+        return vt_df_fail(p, "unknown block state '%s'", p->field[4]);
+    struct vt_df_segment *seg = &d->segments[d->nsegments - 1];
+    if (v->addr < seg->addr || v->size > seg->size || v->addr - seg->addr > seg->size - v->size)
+        return vt_df_fail(p, "block 0x%llx (%llu bytes) is not inside its segment 0x%llx (%llu bytes)",
+                          (unsigned long long)v->addr, (unsigned long long)v->size,
+                          (unsigned long long)seg->addr, (unsigned long long)seg->size);
+    v->line = p->line;
+    v->segment = d->nsegments - 1;
+    seg->nblocks++;
+    d->nblocks++;
+    return 0;
+}
+
+static int vt_df_rec_pyframe(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->pyframes, d->npyframes, cap->pyframes);
+    struct vt_df_pyframe *v = &d->pyframes[d->npyframes];
+    memset(v, 0, sizeof *v);
+    if (p->nf != 4 || !p->rest)
+        return vt_df_fail(p, "'pyframe' record needs an id, a line, a function and a file");
+    if (vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->line) < 0)
+        return -1;
+    if (!v->id)
+        return vt_df_fail(p, "pyframe id 0 is reserved");
+    if (!(v->func = strdup(p->field[3])) || !(v->file = strdup(p->rest))) {
+        free(v->func);
+        return vt_df_fail(p, "out of memory");
     }
-    if (!strcmp(key, VT_REC_HISTORY)) {
-        struct vt_df_python *v = &d->python;
-        if (p->nf != 3 || strcmp(p->field[1], "torch") || vt_df_word(p, 2, v->history, sizeof v->history) < 0)
-            return p->nf != 3 || strcmp(p->field[1], "torch") ? vt_df_fail(p, "'history' record must be 'history torch STATE [DETAIL]'") : -1;
-        free(v->history_detail);
-        return vt_df_rest(p, &v->history_detail);
-    }
-    if (!strcmp(key, VT_REC_INTERPRETER)) {
-        struct vt_df_interpreter *v = &d->interpreter;
-        if (v->present)
-            return vt_df_fail(p, "a second 'interpreter' record");
-        if (vt_df_nfields(p, 5) < 0 || vt_df_word(p, 1, v->version, sizeof v->version) < 0 ||
-            vt_df_word(p, 2, v->capture, sizeof v->capture) < 0 || vt_df_u64(p, 3, &v->lo, 0) < 0 ||
-            vt_df_u64(p, 4, &v->hi, 0) < 0)
+    d->npyframes++;
+    return 0;
+}
+
+static int vt_df_rec_held(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->held, d->nheld, cap->held);
+    struct vt_df_held *v = &d->held[d->nheld];
+    if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->allocator, sizeof v->allocator) < 0 ||
+        vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_u64(p, 3, &v->count, 0) < 0 ||
+        vt_df_u64(p, 4, &v->bytes, 0) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+        return -1;
+    v->line = p->line;
+    d->nheld++;
+    return 0;
+}
+
+static int vt_df_rec_running(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->running, d->nrunning, cap->running);
+    struct vt_df_running *v = &d->running[d->nrunning];
+    if (vt_df_nfields(p, 2) < 0 || vt_df_u32(p, 1, &v->pystack) < 0)
+        return -1;
+    if (!v->pystack)
+        return vt_df_fail(p, "'running' needs a pystack id, not 0");
+    v->line = p->line;
+    d->nrunning++;
+    return 0;
+}
+
+static int vt_df_rec_pystack(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->pystacks, d->npystacks, cap->pystacks);
+    struct vt_df_pystack *v = &d->pystacks[d->npystacks];
+    if (p->nf < 3 || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
+        return p->nf < 3 ? vt_df_fail(p, "'pystack' record needs an id and a frame count") : -1;
+    if (!v->id)
+        return vt_df_fail(p, "pystack id 0 is reserved");
+    if (v->n == 0 || (int)v->n != p->nf - 3)
+        return vt_df_fail(p, "pystack %u says %u frames but has %d", v->id, v->n, p->nf - 3);
+    v->line = p->line;
+    if (!(v->frames = malloc(v->n * sizeof *v->frames)))
+        return vt_df_fail(p, "out of memory");
+    for (uint32_t i = 0; i < v->n; i++)
+        if (vt_df_u32(p, 3 + (int)i, &v->frames[i]) < 0) {
+            free(v->frames);
             return -1;
-        if (strcmp(v->capture, "on") && strcmp(v->capture, "off") && strcmp(v->capture, "unsupported"))
-            return vt_df_fail(p, "Python call sites must be on, off or unsupported, not '%s'", v->capture);
-        if (v->hi < v->lo)
-            return vt_df_fail(p, "the interpreter's code ends before it starts");
-        v->present = 1;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_BRIDGE)) {
-        VT_DF_GROW(d->bridges, d->nbridges, cap->bridges);
-        struct vt_df_bridge *v = &d->bridges[d->nbridges];
-        memset(v, 0, sizeof *v);
-        if (p->nf != 3)
-            return vt_df_fail(p, "'bridge' record needs a name, a status and a detail");
-        if (vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_word(p, 2, v->status, sizeof v->status) < 0 ||
-            vt_df_rest(p, &v->detail) < 0)
-            return -1;
-        d->nbridges++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_ALLOCATOR)) {
-        VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
-        struct vt_df_allocator *v = &d->allocators[d->nallocators];
-        if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-            vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_word(p, 3, v->backend, sizeof v->backend) < 0 ||
-            vt_df_u64(p, 4, &v->allocated, 1) < 0 || vt_df_u64(p, 5, &v->reserved, 1) < 0)
-            return -1;
-        d->nallocators++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_SEGMENT)) {
-        VT_DF_GROW(d->segments, d->nsegments, cap->segments);
-        struct vt_df_segment *v = &d->segments[d->nsegments];
-        memset(v, 0, sizeof *v);
-        if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-            vt_df_int(p, 3, &v->device, -1, 1023) < 0 || vt_df_word(p, 4, v->allocator, sizeof v->allocator) < 0 ||
-            vt_df_word(p, 5, v->type, sizeof v->type) < 0 || vt_df_word(p, 6, v->pool, sizeof v->pool) < 0)
-            return -1;
-        if (strcmp(p->field[7], "expandable") && strcmp(p->field[7], "fixed"))
-            return vt_df_fail(p, "segment must be expandable or fixed, not '%s'", p->field[7]);
-        if (v->addr + v->size < v->addr)
-            return vt_df_fail(p, "segment runs past the end of the address space");
-        v->expandable = !strcmp(p->field[7], "expandable");
-        v->line = p->line;
-        v->first_block = d->nblocks;
-        d->nsegments++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_BLOCK)) {
-        static const char *const states[] = {"active_allocated", "active_pending_free", "inactive"};
-        VT_DF_GROW(d->blocks, d->nblocks, cap->blocks);
-        struct vt_df_block *v = &d->blocks[d->nblocks];
-        if (!d->nsegments)
-            return vt_df_fail(p, "a block before any segment");
-        if (vt_df_nfields(p, 6) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-            vt_df_size(p, 3, &v->requested) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
-            return -1;
-        for (v->state = 0; v->state < 3 && strcmp(states[v->state], p->field[4]); v->state++)
-            ;
-        if (v->state == 3)
-            return vt_df_fail(p, "unknown block state '%s'", p->field[4]);
-        struct vt_df_segment *seg = &d->segments[d->nsegments - 1];
-        if (v->addr < seg->addr || v->size > seg->size || v->addr - seg->addr > seg->size - v->size)
-            return vt_df_fail(p, "block 0x%llx (%llu bytes) is not inside its segment 0x%llx (%llu bytes)",
-                              (unsigned long long)v->addr, (unsigned long long)v->size,
-                              (unsigned long long)seg->addr, (unsigned long long)seg->size);
-        v->line = p->line;
-        v->segment = d->nsegments - 1;
-        seg->nblocks++;
-        d->nblocks++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_PYFRAME)) {
-        VT_DF_GROW(d->pyframes, d->npyframes, cap->pyframes);
-        struct vt_df_pyframe *v = &d->pyframes[d->npyframes];
-        memset(v, 0, sizeof *v);
-        if (p->nf != 4 || !p->rest)
-            return vt_df_fail(p, "'pyframe' record needs an id, a line, a function and a file");
-        if (vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->line) < 0)
-            return -1;
-        if (!v->id)
-            return vt_df_fail(p, "pyframe id 0 is reserved");
-        if (!(v->func = strdup(p->field[3])) || !(v->file = strdup(p->rest))) {
-            free(v->func);
-            return vt_df_fail(p, "out of memory");
         }
-        d->npyframes++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_HELD)) {
-        VT_DF_GROW(d->held, d->nheld, cap->held);
-        struct vt_df_held *v = &d->held[d->nheld];
-        if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->allocator, sizeof v->allocator) < 0 ||
-            vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_u64(p, 3, &v->count, 0) < 0 ||
-            vt_df_u64(p, 4, &v->bytes, 0) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
-            return -1;
-        v->line = p->line;
-        d->nheld++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_RUNNING)) {
-        VT_DF_GROW(d->running, d->nrunning, cap->running);
-        struct vt_df_running *v = &d->running[d->nrunning];
-        if (vt_df_nfields(p, 2) < 0 || vt_df_u32(p, 1, &v->pystack) < 0)
-            return -1;
-        if (!v->pystack)
-            return vt_df_fail(p, "'running' needs a pystack id, not 0");
-        v->line = p->line;
-        d->nrunning++;
-        return 0;
-    }
-    if (!strcmp(key, VT_REC_PYSTACK)) {
-        VT_DF_GROW(d->pystacks, d->npystacks, cap->pystacks);
-        struct vt_df_pystack *v = &d->pystacks[d->npystacks];
-        if (p->nf < 3 || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
-            return p->nf < 3 ? vt_df_fail(p, "'pystack' record needs an id and a frame count") : -1;
-        if (!v->id)
-            return vt_df_fail(p, "pystack id 0 is reserved");
-        if (v->n == 0 || (int)v->n != p->nf - 3)
-            return vt_df_fail(p, "pystack %u says %u frames but has %d", v->id, v->n, p->nf - 3);
-        v->line = p->line;
-        if (!(v->frames = malloc(v->n * sizeof *v->frames)))
-            return vt_df_fail(p, "out of memory");
-        for (uint32_t i = 0; i < v->n; i++)
-            if (vt_df_u32(p, 3 + (int)i, &v->frames[i]) < 0) {
-                free(v->frames);
-                return -1;
-            }
-        d->npystacks++;
-        return 0;
-    }
-    return 1;
+    d->npystacks++;
+    return 0;
 }
 
 static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const char *key, int *seen)
@@ -443,6 +462,284 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
     return 0;
 }
 
+static int vt_df_rec_exe(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    const char *key = p->field[0];
+    (void)cap;
+    if (p->nf != 1 || !p->rest)
+        return vt_df_fail(p, "'%s' record needs its text", key);
+    char **to = key[0] == 'e' ? &d->exe : &d->cmdline;
+    if (*to)
+        return vt_df_fail(p, "a second '%s' record", key);
+    if (!(*to = strdup(p->rest)))
+        return vt_df_fail(p, "out of memory");
+    return 0;
+}
+
+static int vt_df_rec_device(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->devices, d->ndevices, cap->devices);
+    struct vt_df_device *v = &d->devices[d->ndevices];
+    if (vt_df_nfields(p, 9) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
+        vt_df_u64(p, 2, &v->total, 1) < 0 || vt_df_u64(p, 3, &v->free, 1) < 0 ||
+        vt_df_u64(p, 4, &v->reserved, 0) < 0 || vt_df_u64(p, 5, &v->reserved_peak, 0) < 0 ||
+        vt_df_u64(p, 6, &v->process_used, 1) < 0 || vt_df_u64(p, 7, &v->graph_reserved, 1) < 0 ||
+        vt_df_u64(p, 8, &v->graph_used, 1) < 0)
+        return -1;
+    for (size_t i = 0; i < d->ndevices; i++)
+        if (d->devices[i].ordinal == v->ordinal)
+            return vt_df_fail(p, "device %d is listed twice", v->ordinal);
+    v->has_limits = 0;
+    v->malloc_heap = v->stack_per_thread = v->resident_threads = v->printf_fifo = VT_DF_UNKNOWN;
+    d->ndevices++;
+    return 0;
+}
+
+static int vt_df_rec_limits(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    (void)cap;
+    int ord;
+    if (vt_df_nfields(p, 6) < 0 || vt_df_int(p, 1, &ord, 0, 1023) < 0)
+        return -1;
+    struct vt_df_device *v = d->ndevices && d->devices[d->ndevices - 1].ordinal == ord ? &d->devices[d->ndevices - 1] : NULL;
+    if (!v)
+        return vt_df_fail(p, "limits of device %d, which is not the device record above", ord);
+    if (vt_df_u64(p, 2, &v->malloc_heap, 1) < 0 || vt_df_u64(p, 3, &v->stack_per_thread, 1) < 0 ||
+        vt_df_u64(p, 4, &v->resident_threads, 1) < 0 || vt_df_u64(p, 5, &v->printf_fifo, 1) < 0)
+        return -1;
+    v->has_limits = 1;
+    return 0;
+}
+
+static int vt_df_rec_pool(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->pools, d->npools, cap->pools);
+    struct vt_df_pool *v = &d->pools[d->npools];
+    if (vt_df_nfields(p, 9) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_int(p, 2, &v->device, -1, 1023) < 0)
+        return -1;
+    if (strcmp(p->field[3], "default") && strcmp(p->field[3], "explicit"))
+        return vt_df_fail(p, "pool kind must be default or explicit, not '%s'", p->field[3]);
+    v->is_default = !strcmp(p->field[3], "default");
+    if (vt_df_u64(p, 4, &v->reserved, 1) < 0 || vt_df_u64(p, 5, &v->used, 1) < 0 ||
+        vt_df_u64(p, 6, &v->reserved_high, 1) < 0 || vt_df_u64(p, 7, &v->used_high, 1) < 0 ||
+        vt_df_u64(p, 8, &v->threshold, 1) < 0)
+        return -1;
+    v->threshold_known = strcmp(p->field[8], "-") != 0;
+    for (size_t i = 0; i < d->npools; i++)
+        if (d->pools[i].handle == v->handle)
+            return vt_df_fail(p, "pool 0x%llx is listed twice", (unsigned long long)v->handle);
+    d->npools++;
+    return 0;
+}
+
+static int vt_df_rec_counter(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    const char *key = p->field[0];
+    int is_counter = key[0] == 'c';
+    struct vt_df_named **arr = is_counter ? &d->counters : &d->unwatched;
+    size_t *n = is_counter ? &d->ncounters : &d->nunwatched;
+    VT_DF_GROW(*arr, *n, *(is_counter ? &cap->counters : &cap->unwatched));
+    struct vt_df_named *v = &(*arr)[*n];
+    memset(v, 0, sizeof *v);
+    if (vt_df_nfields(p, 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_u64(p, 2, &v->count, 0) < 0)
+        return -1;
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*arr)[i].name, v->name))
+            return vt_df_fail(p, "%s '%s' is listed twice", key, v->name);
+    (*n)++;
+    return 0;
+}
+
+static int vt_df_rec_kind(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
+    struct vt_df_kind *v = &d->kinds[d->nkinds];
+    if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+        vt_df_u64(p, 2, &v->count, 0) < 0 || vt_df_u64(p, 3, &v->bytes, 0) < 0 ||
+        vt_df_u64(p, 4, &v->allocs, 0) < 0 || vt_df_u64(p, 5, &v->frees, 0) < 0 ||
+        vt_df_u64(p, 6, &v->bytes_alloc, 0) < 0 || vt_df_u64(p, 7, &v->bytes_freed, 0) < 0)
+        return -1;
+    for (size_t i = 0; i < d->nkinds; i++)
+        if (!strcmp(d->kinds[i].name, v->name))
+            return vt_df_fail(p, "kind '%s' is listed twice", v->name);
+    d->nkinds++;
+    return 0;
+}
+
+static int vt_df_rec_api(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->apis, d->napis, cap->apis);
+    struct vt_df_api *v = &d->apis[d->napis];
+    if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
+        vt_df_u64(p, 2, &v->calls, 0) < 0 || vt_df_u64(p, 3, &v->allocs, 0) < 0 ||
+        vt_df_u64(p, 4, &v->frees, 0) < 0 || vt_df_u64(p, 5, &v->bytes_alloc, 0) < 0 ||
+        vt_df_u64(p, 6, &v->bytes_freed, 0) < 0 || vt_df_u64(p, 7, &v->failed, 0) < 0)
+        return -1;
+    for (size_t i = 0; i < d->napis; i++)
+        if (!strcmp(d->apis[i].name, v->name))
+            return vt_df_fail(p, "api '%s' is listed twice", v->name);
+    d->napis++;
+    return 0;
+}
+
+static int vt_df_rec_failed(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    const char *key = p->field[0];
+    if (!((!strcmp(key, "oom") && d->version <= 3) || (!strcmp(key, VT_REC_FAILED) && d->version >= 4)))
+        return vt_df_fail(p, "unknown record '%s'", key);
+    int old = key[0] == 'o';
+    if (old && d->nfailed)
+        return vt_df_fail(p, "a second 'oom' record");
+    VT_DF_GROW(d->failed, d->nfailed, cap->failed);
+    struct vt_df_failed *v = &d->failed[d->nfailed];
+    memset(v, 0, sizeof *v);
+    if (vt_df_nfields(p, old ? 8 : 11) < 0 || vt_df_u64(p, 1, &v->seq, 0) < 0 ||
+        vt_df_word(p, 2, v->api, sizeof v->api) < 0 || vt_df_u64(p, 3, &v->size, 0) < 0 ||
+        vt_df_int(p, 4, &v->device, -1, 1023) < 0 || vt_df_u32(p, 5, &v->stack) < 0 ||
+        vt_df_int(p, 6, &v->result, -0x7fffffffL, 0x7fffffff) < 0)
+        return -1;
+    if (old) {
+        v->count = 1;
+        v->free_then = VT_DF_UNKNOWN;
+        if (vt_df_u64(p, 7, &v->first_ns, 0) < 0)
+            return -1;
+        v->last_ns = v->first_ns;
+    } else if (vt_df_u64(p, 7, &v->count, 0) < 0 || vt_df_u64(p, 8, &v->first_ns, 0) < 0 ||
+               vt_df_u64(p, 9, &v->last_ns, 0) < 0 || vt_df_u64(p, 10, &v->free_then, 1) < 0) {
+        return -1;
+    } else if (!v->count || v->last_ns < v->first_ns) {
+        return vt_df_fail(p, "a failed request needs a count of at least 1 and a last time not before its first");
+    }
+    v->line = p->line;
+    d->nfailed++;
+    return 0;
+}
+
+static int vt_df_rec_module(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->modules, d->nmodules, cap->modules);
+    struct vt_df_module *v = &d->modules[d->nmodules];
+    memset(v, 0, sizeof *v);
+    if (p->nf != 6 || !p->rest)
+        return vt_df_fail(p, "'module' record needs an index, three addresses, a build-id and a path");
+    if (vt_df_int(p, 1, &v->index, 0, 0x7fffffff) < 0 || vt_df_u64(p, 2, &v->base, 0) < 0 ||
+        vt_df_u64(p, 3, &v->lo, 0) < 0 || vt_df_u64(p, 4, &v->hi, 0) < 0 ||
+        vt_df_word(p, 5, v->build_id, sizeof v->build_id) < 0)
+        return -1;
+    for (size_t i = 0; i < d->nmodules; i++)
+        if (d->modules[i].index == v->index)
+            return vt_df_fail(p, "module %d is listed twice", v->index);
+    if (!(v->path = strdup(p->rest)))
+        return vt_df_fail(p, "out of memory");
+    d->nmodules++;
+    return 0;
+}
+
+static int vt_df_rec_stack(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->stacks, d->nstacks, cap->stacks);
+    struct vt_df_stack *v = &d->stacks[d->nstacks];
+    int py = d->version >= 3; /* a last field: the Python stack */
+    if (p->nf < 3 + py || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
+        return p->nf < 3 + py ? vt_df_fail(p, "'stack' record needs an id, a frame count%s",
+                                          py ? " and a Python stack" : "") : -1;
+    if ((int)v->n != p->nf - 3 - py)
+        return vt_df_fail(p, "stack %u says %u frames but has %d", v->id, v->n, p->nf - 3 - py);
+    v->pystack = 0;
+    if (py && vt_df_u32(p, p->nf - 1, &v->pystack) < 0)
+        return -1;
+    if (v->n == 0 && !v->pystack)
+        return vt_df_fail(p, "stack %u has no frames", v->id);
+    v->line = p->line;
+    if (!(v->pc = malloc((v->n ? v->n : 1) * sizeof *v->pc)))
+        return vt_df_fail(p, "out of memory");
+    for (uint32_t i = 0; i < v->n; i++)
+        if (vt_df_u64(p, 3 + (int)i, &v->pc[i], 0) < 0) {
+            free(v->pc);
+            return -1;
+        }
+    d->nstacks++;
+    return 0;
+}
+
+static int vt_df_rec_frame(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->frames, d->nframes, cap->frames);
+    struct vt_df_frame *v = &d->frames[d->nframes];
+    if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->pc, 0) < 0)
+        return -1;
+    v->name = NULL;
+    if (strcmp(p->field[2], "-") && !(v->name = strdup(p->field[2])))
+        return vt_df_fail(p, "out of memory");
+    d->nframes++;
+    return 0;
+}
+
+static int vt_df_rec_pool_segment(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
+    struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
+    if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 ||
+        vt_df_word(p, 2, v->allocator, sizeof v->allocator) < 0)
+        return -1;
+    d->npool_segments++;
+    return 0;
+}
+
+static int vt_df_rec_phys(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->phys, d->nphys, cap->phys);
+    struct vt_df_phys *v = &d->phys[d->nphys];
+    if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
+        vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
+        vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
+        vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
+        vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
+        return -1;
+    if (!vt_df_known_kind(v->kind, 1))
+        return vt_df_fail(p, "unknown physical memory kind '%s'", v->kind);
+    v->line = p->line;
+    d->nphys++;
+
+    return 0;
+}
+
+/* Every record after the header's, by its first word: one parse function each (the format's words are
+ * common/vt_format.h's). */
+static const struct {
+    const char *word;
+    int (*parse)(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap);
+} vt_df_records[] = {
+    {VT_REC_EXE, vt_df_rec_exe},
+    {VT_REC_CMDLINE, vt_df_rec_exe},
+    {VT_REC_DEVICE, vt_df_rec_device},
+    {VT_REC_LIMITS, vt_df_rec_limits},
+    {VT_REC_POOL, vt_df_rec_pool},
+    {VT_REC_COUNTER, vt_df_rec_counter},
+    {VT_REC_UNWATCHED, vt_df_rec_counter},
+    {VT_REC_KIND, vt_df_rec_kind},
+    {VT_REC_API, vt_df_rec_api},
+    {VT_REC_FAILED, vt_df_rec_failed},
+    {"oom", vt_df_rec_failed},
+    {VT_REC_MODULE, vt_df_rec_module},
+    {VT_REC_STACK, vt_df_rec_stack},
+    {VT_REC_FRAME, vt_df_rec_frame},
+    {VT_REC_POOL_SEGMENT, vt_df_rec_pool_segment},
+    {VT_REC_PHYS, vt_df_rec_phys},
+    {VT_REC_PYTHON, vt_df_rec_python},
+    {VT_REC_HISTORY, vt_df_rec_history},
+    {VT_REC_INTERPRETER, vt_df_rec_interpreter},
+    {VT_REC_BRIDGE, vt_df_rec_bridge},
+    {VT_REC_ALLOCATOR, vt_df_rec_allocator},
+    {VT_REC_SEGMENT, vt_df_rec_segment},
+    {VT_REC_BLOCK, vt_df_rec_block},
+    {VT_REC_PYFRAME, vt_df_rec_pyframe},
+    {VT_REC_HELD, vt_df_rec_held},
+    {VT_REC_RUNNING, vt_df_rec_running},
+    {VT_REC_PYSTACK, vt_df_rec_pystack},
+};
+
 static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap, int *seen)
 {
     const char *key = p->field[0];
@@ -451,195 +748,10 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     int r = vt_df_header(p, d, key, seen);
     if (r <= 0)
         return r;
-    if ((r = vt_df_bridge_record(p, d, cap)) <= 0)
-        return r;
-    if (!strcmp(key, VT_REC_EXE) || !strcmp(key, VT_REC_CMDLINE)) {
-        if (p->nf != 1 || !p->rest)
-            return vt_df_fail(p, "'%s' record needs its text", key);
-        char **to = key[0] == 'e' ? &d->exe : &d->cmdline;
-        if (*to)
-            return vt_df_fail(p, "a second '%s' record", key);
-        if (!(*to = strdup(p->rest)))
-            return vt_df_fail(p, "out of memory");
-    } else if (!strcmp(key, VT_REC_DEVICE)) {
-        VT_DF_GROW(d->devices, d->ndevices, cap->devices);
-        struct vt_df_device *v = &d->devices[d->ndevices];
-        if (vt_df_nfields(p, 9) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
-            vt_df_u64(p, 2, &v->total, 1) < 0 || vt_df_u64(p, 3, &v->free, 1) < 0 ||
-            vt_df_u64(p, 4, &v->reserved, 0) < 0 || vt_df_u64(p, 5, &v->reserved_peak, 0) < 0 ||
-            vt_df_u64(p, 6, &v->process_used, 1) < 0 || vt_df_u64(p, 7, &v->graph_reserved, 1) < 0 ||
-            vt_df_u64(p, 8, &v->graph_used, 1) < 0)
-            return -1;
-        for (size_t i = 0; i < d->ndevices; i++)
-            if (d->devices[i].ordinal == v->ordinal)
-                return vt_df_fail(p, "device %d is listed twice", v->ordinal);
-        v->has_limits = 0;
-        v->malloc_heap = v->stack_per_thread = v->resident_threads = v->printf_fifo = VT_DF_UNKNOWN;
-        d->ndevices++;
-    } else if (!strcmp(key, VT_REC_LIMITS)) {
-        int ord;
-        if (vt_df_nfields(p, 6) < 0 || vt_df_int(p, 1, &ord, 0, 1023) < 0)
-            return -1;
-        struct vt_df_device *v = d->ndevices && d->devices[d->ndevices - 1].ordinal == ord ? &d->devices[d->ndevices - 1] : NULL;
-        if (!v)
-            return vt_df_fail(p, "limits of device %d, which is not the device record above", ord);
-        if (vt_df_u64(p, 2, &v->malloc_heap, 1) < 0 || vt_df_u64(p, 3, &v->stack_per_thread, 1) < 0 ||
-            vt_df_u64(p, 4, &v->resident_threads, 1) < 0 || vt_df_u64(p, 5, &v->printf_fifo, 1) < 0)
-            return -1;
-        v->has_limits = 1;
-    } else if (!strcmp(key, VT_REC_POOL)) {
-        VT_DF_GROW(d->pools, d->npools, cap->pools);
-        struct vt_df_pool *v = &d->pools[d->npools];
-        if (vt_df_nfields(p, 9) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_int(p, 2, &v->device, -1, 1023) < 0)
-            return -1;
-        if (strcmp(p->field[3], "default") && strcmp(p->field[3], "explicit"))
-            return vt_df_fail(p, "pool kind must be default or explicit, not '%s'", p->field[3]);
-        v->is_default = !strcmp(p->field[3], "default");
-        if (vt_df_u64(p, 4, &v->reserved, 1) < 0 || vt_df_u64(p, 5, &v->used, 1) < 0 ||
-            vt_df_u64(p, 6, &v->reserved_high, 1) < 0 || vt_df_u64(p, 7, &v->used_high, 1) < 0 ||
-            vt_df_u64(p, 8, &v->threshold, 1) < 0)
-            return -1;
-        v->threshold_known = strcmp(p->field[8], "-") != 0;
-        for (size_t i = 0; i < d->npools; i++)
-            if (d->pools[i].handle == v->handle)
-                return vt_df_fail(p, "pool 0x%llx is listed twice", (unsigned long long)v->handle);
-        d->npools++;
-    } else if (!strcmp(key, VT_REC_COUNTER) || !strcmp(key, VT_REC_UNWATCHED)) {
-        int is_counter = key[0] == 'c';
-        struct vt_df_named **arr = is_counter ? &d->counters : &d->unwatched;
-        size_t *n = is_counter ? &d->ncounters : &d->nunwatched;
-        VT_DF_GROW(*arr, *n, *(is_counter ? &cap->counters : &cap->unwatched));
-        struct vt_df_named *v = &(*arr)[*n];
-        memset(v, 0, sizeof *v);
-        if (vt_df_nfields(p, 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_u64(p, 2, &v->count, 0) < 0)
-            return -1;
-        for (size_t i = 0; i < *n; i++)
-            if (!strcmp((*arr)[i].name, v->name))
-                return vt_df_fail(p, "%s '%s' is listed twice", key, v->name);
-        (*n)++;
-    } else if (!strcmp(key, VT_REC_KIND)) {
-        VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
-        struct vt_df_kind *v = &d->kinds[d->nkinds];
-        if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-            vt_df_u64(p, 2, &v->count, 0) < 0 || vt_df_u64(p, 3, &v->bytes, 0) < 0 ||
-            vt_df_u64(p, 4, &v->allocs, 0) < 0 || vt_df_u64(p, 5, &v->frees, 0) < 0 ||
-            vt_df_u64(p, 6, &v->bytes_alloc, 0) < 0 || vt_df_u64(p, 7, &v->bytes_freed, 0) < 0)
-            return -1;
-        for (size_t i = 0; i < d->nkinds; i++)
-            if (!strcmp(d->kinds[i].name, v->name))
-                return vt_df_fail(p, "kind '%s' is listed twice", v->name);
-        d->nkinds++;
-    } else if (!strcmp(key, VT_REC_API)) {
-        VT_DF_GROW(d->apis, d->napis, cap->apis);
-        struct vt_df_api *v = &d->apis[d->napis];
-        if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-            vt_df_u64(p, 2, &v->calls, 0) < 0 || vt_df_u64(p, 3, &v->allocs, 0) < 0 ||
-            vt_df_u64(p, 4, &v->frees, 0) < 0 || vt_df_u64(p, 5, &v->bytes_alloc, 0) < 0 ||
-            vt_df_u64(p, 6, &v->bytes_freed, 0) < 0 || vt_df_u64(p, 7, &v->failed, 0) < 0)
-            return -1;
-        for (size_t i = 0; i < d->napis; i++)
-            if (!strcmp(d->apis[i].name, v->name))
-                return vt_df_fail(p, "api '%s' is listed twice", v->name);
-        d->napis++;
-    } else if ((!strcmp(key, "oom") && d->version <= 3) || (!strcmp(key, VT_REC_FAILED) && d->version >= 4)) {
-        int old = key[0] == 'o';
-        if (old && d->nfailed)
-            return vt_df_fail(p, "a second 'oom' record");
-        VT_DF_GROW(d->failed, d->nfailed, cap->failed);
-        struct vt_df_failed *v = &d->failed[d->nfailed];
-        memset(v, 0, sizeof *v);
-        if (vt_df_nfields(p, old ? 8 : 11) < 0 || vt_df_u64(p, 1, &v->seq, 0) < 0 ||
-            vt_df_word(p, 2, v->api, sizeof v->api) < 0 || vt_df_u64(p, 3, &v->size, 0) < 0 ||
-            vt_df_int(p, 4, &v->device, -1, 1023) < 0 || vt_df_u32(p, 5, &v->stack) < 0 ||
-            vt_df_int(p, 6, &v->result, -0x7fffffffL, 0x7fffffff) < 0)
-            return -1;
-        if (old) {
-            v->count = 1;
-            v->free_then = VT_DF_UNKNOWN;
-            if (vt_df_u64(p, 7, &v->first_ns, 0) < 0)
-                return -1;
-            v->last_ns = v->first_ns;
-        } else if (vt_df_u64(p, 7, &v->count, 0) < 0 || vt_df_u64(p, 8, &v->first_ns, 0) < 0 ||
-                   vt_df_u64(p, 9, &v->last_ns, 0) < 0 || vt_df_u64(p, 10, &v->free_then, 1) < 0) {
-            return -1;
-        } else if (!v->count || v->last_ns < v->first_ns) {
-            return vt_df_fail(p, "a failed request needs a count of at least 1 and a last time not before its first");
-        }
-        v->line = p->line;
-        d->nfailed++;
-    } else if (!strcmp(key, VT_REC_MODULE)) {
-        VT_DF_GROW(d->modules, d->nmodules, cap->modules);
-        struct vt_df_module *v = &d->modules[d->nmodules];
-        memset(v, 0, sizeof *v);
-        if (p->nf != 6 || !p->rest)
-            return vt_df_fail(p, "'module' record needs an index, three addresses, a build-id and a path");
-        if (vt_df_int(p, 1, &v->index, 0, 0x7fffffff) < 0 || vt_df_u64(p, 2, &v->base, 0) < 0 ||
-            vt_df_u64(p, 3, &v->lo, 0) < 0 || vt_df_u64(p, 4, &v->hi, 0) < 0 ||
-            vt_df_word(p, 5, v->build_id, sizeof v->build_id) < 0)
-            return -1;
-        for (size_t i = 0; i < d->nmodules; i++)
-            if (d->modules[i].index == v->index)
-                return vt_df_fail(p, "module %d is listed twice", v->index);
-        if (!(v->path = strdup(p->rest)))
-            return vt_df_fail(p, "out of memory");
-        d->nmodules++;
-    } else if (!strcmp(key, VT_REC_STACK)) {
-        VT_DF_GROW(d->stacks, d->nstacks, cap->stacks);
-        struct vt_df_stack *v = &d->stacks[d->nstacks];
-        int py = d->version >= 3; /* a last field: the Python stack */
-        if (p->nf < 3 + py || vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->n) < 0)
-            return p->nf < 3 + py ? vt_df_fail(p, "'stack' record needs an id, a frame count%s",
-                                              py ? " and a Python stack" : "") : -1;
-        if ((int)v->n != p->nf - 3 - py)
-            return vt_df_fail(p, "stack %u says %u frames but has %d", v->id, v->n, p->nf - 3 - py);
-        v->pystack = 0;
-        if (py && vt_df_u32(p, p->nf - 1, &v->pystack) < 0)
-            return -1;
-        if (v->n == 0 && !v->pystack)
-            return vt_df_fail(p, "stack %u has no frames", v->id);
-        v->line = p->line;
-        if (!(v->pc = malloc((v->n ? v->n : 1) * sizeof *v->pc)))
-            return vt_df_fail(p, "out of memory");
-        for (uint32_t i = 0; i < v->n; i++)
-            if (vt_df_u64(p, 3 + (int)i, &v->pc[i], 0) < 0) {
-                free(v->pc);
-                return -1;
-            }
-        d->nstacks++;
-    } else if (!strcmp(key, VT_REC_FRAME)) {
-        VT_DF_GROW(d->frames, d->nframes, cap->frames);
-        struct vt_df_frame *v = &d->frames[d->nframes];
-        if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->pc, 0) < 0)
-            return -1;
-        v->name = NULL;
-        if (strcmp(p->field[2], "-") && !(v->name = strdup(p->field[2])))
-            return vt_df_fail(p, "out of memory");
-        d->nframes++;
-    } else if (!strcmp(key, VT_REC_POOL_SEGMENT)) {
-        VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
-        struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
-        if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 ||
-            vt_df_word(p, 2, v->allocator, sizeof v->allocator) < 0)
-            return -1;
-        d->npool_segments++;
-    } else if (!strcmp(key, VT_REC_PHYS)) {
-        VT_DF_GROW(d->phys, d->nphys, cap->phys);
-        struct vt_df_phys *v = &d->phys[d->nphys];
-        if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-            vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
-            vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
-            vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
-            vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
-            vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
-            return -1;
-        if (!vt_df_known_kind(v->kind, 1))
-            return vt_df_fail(p, "unknown physical memory kind '%s'", v->kind);
-        v->line = p->line;
-        d->nphys++;
-    } else {
-        return vt_df_fail(p, "unknown record '%s'", key);
-    }
-    return 0;
+    for (size_t i = 0; i < sizeof vt_df_records / sizeof vt_df_records[0]; i++)
+        if (!strcmp(key, vt_df_records[i].word))
+            return vt_df_records[i].parse(p, d, cap);
+    return vt_df_fail(p, "unknown record '%s'", key);
 }
 
 int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
