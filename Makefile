@@ -81,6 +81,10 @@ $(BUILD)/lib/vt_html_page.h: tools/html/report.html
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $< | \
 	  sed -e 's|^    "/\*VT_DATA\*/\\n"$$|;\nstatic const char vt_html_tail[] =|'; echo ';'; } > $@
 $(BUILD)/tools/vt_html.o: $(BUILD)/lib/vt_html_page.h
+# vramtrace --version names the git revision of a build from a checkout (rebuilt when the index moves).
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null)
+$(BUILD)/tools/vt_help.o: ALL_CFLAGS += $(if $(GIT_REV),-DVT_GIT_REVISION='"$(GIT_REV)"')
+$(BUILD)/tools/vt_help.o: $(wildcard .git/HEAD .git/index)
 
 # The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
 # be copied to a GPU machine that has no libunwind.
@@ -209,7 +213,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_cli.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.

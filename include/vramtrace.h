@@ -10,6 +10,8 @@
 extern "C" {
 #endif
 
+/* The release: the command says it (vramtrace --version), pkg-config's file carries it. */
+#define VRAMTRACE_VERSION "0.6.0"
 #define VRAMTRACE_FORMAT_VERSION 5
 
 /* Writes a dump now, in the calling thread, with reason "api". On success returns 0 and, when

@@ -1,22 +1,40 @@
 /* The vramtrace command: dispatches to its verbs. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vt_cmd.h"
+#include "vt_help.h"
 
-static void vt_usage(FILE *f)
+/* --opt=value becomes --opt value, up to a "--" (what follows is a program's own arguments): every verb
+ * then reads one form. Returns the new argc; av must have room for twice argc. */
+static int vt_split_equals(int argc, char **argv, char **av)
 {
-    fputs("usage: vramtrace run [--dir D] [--signal SIG] [--interval S] [--keep N] [--depth N] [--metrics FILE [--metrics-interval S]] -- CMD [ARGS...]\n"
-          "       vramtrace dump PID... | --children PID [--dir D] [--timeout S]\n"
-          "       vramtrace report DUMP [--top N] [--device D] [--json | --folded | --pprof FILE | --prometheus] [--full-stacks]\n"
-          "       vramtrace report DUMP DUMP... (one per process) [--top N] [--device D] [--json] [--full-stacks]\n"
-          "       vramtrace diff OLD NEW [--json | --folded] [--fail-on-growth SIZE] [--full-stacks] [--force]\n"
-          "       vramtrace diff OLD NEW OLD NEW... (two per process) [--json] [--fail-on-growth SIZE] [--full-stacks]\n"
-          "       vramtrace trend DUMP DUMP DUMP... [--json | --folded] [--full-stacks]\n"
-          "       vramtrace metrics --textfile FILE [--interval S] [--top N] [--once] PID\n"
-          "       vramtrace html -o FILE DUMP... (one page: a dump, a series, several processes)\n",
-          f);
+    int n = 0, rest = 0;
+    for (int i = 0; i < argc; i++) {
+        char *eq = argv[i][0] == '-' && argv[i][1] == '-' ? strchr(argv[i], '=') : NULL;
+        if (!rest && !strcmp(argv[i], "--"))
+            rest = 1;
+        if (!rest && eq && eq > argv[i] + 2) {
+            *eq = 0;
+            av[n++] = argv[i];
+            av[n++] = eq + 1;
+        } else {
+            av[n++] = argv[i];
+        }
+    }
+    av[n] = NULL;
+    return n;
+}
+
+/* Whether the verb's own arguments (before any "--") ask for help. */
+static int vt_wants_help(int argc, char **argv)
+{
+    for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return 1;
+    return 0;
 }
 
 static int vt_dispatch(int argc, char **argv)
@@ -25,10 +43,34 @@ static int vt_dispatch(int argc, char **argv)
         vt_usage(stderr);
         return VT_EXIT_USAGE;
     }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") || !strcmp(argv[1], "version")) {
+        vt_version(stdout);
+        return 0;
+    }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        if (argc > 2 && strcmp(argv[1], "help") == 0) {
+            if (vt_help_verb(stdout, argv[2]) == 0)
+                return 0;
+            const char *near = vt_verb_suggest(argv[2]);
+            fprintf(stderr, "vramtrace help: no verb '%s'%s%s%s\n", argv[2], near ? " (did you mean '" : "",
+                    near ? near : "", near ? "'?)" : "");
+            return VT_EXIT_USAGE;
+        }
         vt_usage(stdout);
         return 0;
     }
+    if (vt_is_verb(argv[1]) && vt_wants_help(argc, argv)) {
+        vt_help_verb(stdout, argv[1]);
+        return 0;
+    }
+    /* "--" ends the options of a verb that reads files: what follows is files (run's ends at it). */
+    if (strcmp(argv[1], "run"))
+        for (int i = 2; i < argc; i++)
+            if (!strcmp(argv[i], "--")) {
+                memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);
+                argc--;
+                break;
+            }
     if (!strcmp(argv[1], "run"))
         return vt_cmd_run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "dump"))
@@ -43,14 +85,24 @@ static int vt_dispatch(int argc, char **argv)
         return vt_cmd_html(argc - 1, argv + 1);
     if (!strcmp(argv[1], "metrics"))
         return vt_cmd_metrics(argc - 1, argv + 1);
-    fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);
+    const char *near = vt_verb_suggest(argv[1]);
+    if (near)
+        fprintf(stderr, "vramtrace: unknown verb '%s' (did you mean '%s'?)\n", argv[1], near);
+    else
+        fprintf(stderr, "vramtrace: unknown verb '%s'\n", argv[1]);
     vt_usage(stderr);
     return VT_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
-    int r = vt_dispatch(argc, argv);
+    char **av = calloc(2 * (size_t)argc + 1, sizeof *av);
+    if (!av) {
+        fputs("vramtrace: out of memory\n", stderr);
+        return 1;
+    }
+    int r = vt_dispatch(vt_split_equals(argc, argv, av), av);
+    free(av);
     /* Output that did not reach its file (a full disk, /dev/full) is a failure, never a silent 0. */
     int bad = ferror(stdout);
     if (fflush(stdout) != 0 || bad) {

@@ -145,6 +145,9 @@ int vt_cmd_run(int argc, char **argv)
             continue;
         }
         const struct vt_setting *s = vt_setting_for_opt(argv[i]);
+        if (!s && argv[i][0] != '-')
+            return vt_usage_error("run", "'%s' is not an option: to run a program, put -- before it (vramtrace run -- %s)",
+                                  argv[i], argv[i]);
         if (!s || i + 1 >= argc)
             return vt_usage_error("run", "%s '%s'", s ? "no value for" : "unknown option", argv[i]);
         const char *value = argv[++i];

@@ -1,0 +1,67 @@
+#!/bin/sh
+# TAP: the command explains itself: --version (the public header's release and the git revision), help
+# for every verb (every option it takes, the settings, the exit codes), VERB --help, --opt=value, "--"
+# before files, and a suggestion for a mistyped verb or a program given to run without "--".
+T=$(cd "$(dirname "$0")" && pwd)
+B=$(cd "$T/../build" && pwd)
+V=$B/vramtrace
+D=$T/data
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+n=0
+check() { # check DESCRIPTION: the status of the last command, and what it printed on failure
+  st=$?
+  n=$((n + 1))
+  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
+}
+echo "1..10"
+
+release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")
+"$V" --version > "$W/out" 2>&1 && grep -Eq "^vramtrace $release( \(git [0-9a-f]+\))?$" "$W/out" && [ -n "$release" ]
+check "--version: the release of include/vramtrace.h ($release), with the git revision of a checkout"
+
+ok=1
+for verb in run dump report diff trend html metrics; do
+  "$V" help "$verb" > "$W/h" 2>&1 && "$V" "$verb" --help > "$W/h2" 2>&1 && cmp -s "$W/h" "$W/h2" &&
+    grep -q "^usage: vramtrace $verb" "$W/h" && grep -q "^exit status: 0 done" "$W/h" || { ok=0; echo "$verb" >> "$W/out"; }
+done
+[ $ok = 1 ]
+check "help VERB and VERB --help: the same text, with usage and exit status, for every verb"
+
+"$V" help report > "$W/out" 2>&1
+missing=0
+for o in --top --device --json --folded --pprof --prometheus --full-stacks; do grep -q "^  $o" "$W/out" || missing=1; done
+[ $missing = 0 ] && "$V" help diff | grep -q '3 allocated memory grew by more than --fail-on-growth'
+check "report's help names each of its options; diff's its exit code 3"
+
+"$V" help run > "$W/out" 2>&1
+want=$(grep -c '^    {"VRAMTRACE_' "$T/../common/vt_settings.c")
+got=$(grep -c '^  VRAMTRACE_' "$W/out")
+echo "settings in the table $want, in the help $got" >> "$W/out"
+[ "$want" -gt 10 ] && [ "$got" = "$want" ] && grep -q '^  --depth N .*(VRAMTRACE_DEPTH, default 32)' "$W/out"
+check "run's help lists every setting of the settings table, and the options that set them"
+
+"$V" report --top 1 "$D/grow.3.dump" > "$W/a" 2>&1 && "$V" report --top=1 "$D/grow.3.dump" > "$W/b" 2>&1 && cmp -s "$W/a" "$W/b" &&
+  "$V" report --top=1 -- "$D/grow.3.dump" > "$W/c" 2>&1 && cmp -s "$W/a" "$W/c"; cp "$W/b" "$W/out"
+check "--top=1 is --top 1, and -- before the dump is taken"
+
+"$V" repotr "$D/grow.3.dump" > "$W/out" 2>&1
+[ $? = 2 ] && grep -q "unknown verb 'repotr' (did you mean 'report'?)" "$W/out"
+check "a mistyped verb: exit 2 and the verb meant"
+
+"$V" run ./prog > "$W/out" 2>&1
+[ $? = 2 ] && grep -q "put -- before it (vramtrace run -- ./prog)" "$W/out"
+check "run given a program without --: exit 2 and how to write it"
+
+"$V" help nosuchverb > "$W/out" 2>&1
+[ $? = 2 ] && grep -q "no verb 'nosuchverb'" "$W/out"
+check "help of no verb: exit 2"
+
+"$V" > "$W/out" 2>&1
+[ $? = 2 ] && grep -q '^usage: vramtrace VERB' "$W/out" && "$V" --help | grep -q '^  vramtrace metrics --textfile'
+check "no verb: the synopsis of every verb on stderr, exit 2; --help the same on stdout"
+
+env LD_LIBRARY_PATH="$B/fake" "$V" run --depth=4 --dir "$W/d" -- "$B/tests/prog_plain" > "$W/out" 2>&1
+[ $? = 0 ] && ls "$W/d" | grep -q '\.dump$' &&
+  "$V" run --dir="$W/d" -- sh -c 'printf "%s\n" "$1"' sh --keep=me > "$W/out" 2>&1 && [ "$(cat "$W/out")" = "--keep=me" ]
+check "run takes --opt=value before --, and leaves the program's own arguments (--keep=me) alone"
