@@ -2,18 +2,7 @@
 # TAP: the command explains itself: --version (the public header's release and the git revision), help
 # for every verb (every option it takes, the settings, the exit codes), VERB --help, --opt=value, "--"
 # before files, and a suggestion for a mistyped verb or a program given to run without "--".
-T=$(cd "$(dirname "$0")" && pwd)
-B=$(cd "$T/../build" && pwd)
-V=$B/vramtrace
-D=$T/data
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-n=0
-check() { # check DESCRIPTION: the status of the last command, and what it printed on failure
-  st=$?
-  n=$((n + 1))
-  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
-}
+. "$(dirname "$0")/tap.sh"
 echo "1..10"
 
 release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")

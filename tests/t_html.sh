@@ -3,18 +3,7 @@
 # Chromium (Debian's chromium; make test installs it) loads and draws without a script error: per
 # process the verdict `vramtrace diff` or `trend` gives, the timeline, the device bars, the flame graph
 # and the top sites, named as the reports name them; a frame name cannot end the page's script.
-T=$(cd "$(dirname "$0")" && pwd)
-B=$(cd "$T/../build" && pwd)
-V=$B/vramtrace
-D=$T/data
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-n=0
-check() { # check DESCRIPTION: the status of the last command, and what it printed on failure
-  st=$?
-  n=$((n + 1))
-  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
-}
+. "$(dirname "$0")/tap.sh"
 # render PAGE: the page's DOM once its script ran (PAGE.dom), and Chromium's log (PAGE.log)
 render() {
   timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --dump-dom "file://$1" \

@@ -3,19 +3,8 @@
 # format that `promtool check metrics` (Debian's prometheus; make test installs it) accepts, equal to
 # the report's own; `vramtrace run --metrics FILE` keeps FILE up to date beside a live program on the
 # fake driver and removes it when the program ends; bad uses fail plainly.
-T=$(cd "$(dirname "$0")" && pwd)
-B=$(cd "$T/../build" && pwd)
-V=$B/vramtrace
-D=$T/data
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/tap.sh"
 export LD_LIBRARY_PATH=$B/fake
-n=0
-check() { # check DESCRIPTION: the status of the last command, and what it printed on failure
-  st=$?
-  n=$((n + 1))
-  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
-}
 value() { # value FILE METRIC: the value of the metric's first series
   sed -n "s/^$2{[^}]*} //p" "$1" | head -1
 }

@@ -2,19 +2,8 @@
 # TAP: `vramtrace report --pprof` writes profiles that the real pprof (Go's, `go tool pprof`; make test
 # installs golang-go) reads: exact values per call site, growth of a known leak with -base, Python
 # frames as functions with their file and line, labels to filter on; and bad uses fail plainly.
-T=$(cd "$(dirname "$0")" && pwd)
-B=$(cd "$T/../build" && pwd)
-V=$B/vramtrace
-D=$T/data
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+. "$(dirname "$0")/tap.sh"
 export HOME=$W # pprof keeps nothing there for local files, but never writes into a real home
-n=0
-check() { # check DESCRIPTION: the status of the last command, and what it printed on failure
-  st=$?
-  n=$((n + 1))
-  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
-}
 pprof() { go tool pprof "$@" > "$W/out" 2>&1; }
 echo "1..10"
 

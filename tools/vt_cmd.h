@@ -33,6 +33,10 @@ int vt_load(const char *path, struct vt_dumpfile *d);
 /* Says "vramtrace VERB: what (vramtrace --help for usage)" and returns VT_EXIT_USAGE. */
 int vt_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* When process pid started (clock ticks after boot, field 22 of /proc/PID/stat, which exec keeps): it
+ * tells a process from a later one given the same pid. 0 when it is gone. */
+unsigned long long vt_proc_start(long pid);
+
 /* Exit statuses shared by every verb. */
 #define VT_EXIT_USAGE 2 /* bad arguments or bad input file */
 

@@ -1,6 +1,8 @@
-/* What every verb of the command shares: loading a dump with a one-line error, and usage errors. */
+/* What every verb of the command shares: loading a dump with a one-line error, usage errors, and when a
+ * process started. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vt_cmd.h"
 #include "vt_dumpfile.h"
@@ -60,4 +62,23 @@ void vt_self_cost_json(FILE *f, const struct vt_self_cost *v)
                 (unsigned long long)v->native_ns);
     else
         fputs("\"python_ns\":null,\"native_ns\":null}", f);
+}
+
+unsigned long long vt_proc_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* After the command (which may hold spaces and parentheses): state is field 3, starttime field 22. */
+    const char *p = strrchr(buf, ')');
+    unsigned long long start = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                     &start) != 1)
+        return 0;
+    return start;
 }

@@ -152,22 +152,11 @@ static int vt_sigmask_has(long pid, const char *key, int sig)
 /* Seconds since pid started; a large number when it cannot be told. */
 static double vt_age(long pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1e9;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    unsigned long long start = 0;
-    /* Fields after the command: state is field 3, starttime field 22. */
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                     &start) != 1)
+    unsigned long long start = vt_proc_start(pid);
+    if (!start)
         return 1e9;
     double up = 0;
-    f = fopen("/proc/uptime", "r");
+    FILE *f = fopen("/proc/uptime", "r");
     if (!f || fscanf(f, "%lf", &up) != 1)
         up = 0;
     if (f)

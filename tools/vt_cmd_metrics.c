@@ -31,30 +31,6 @@ static void vt_on_stop(int sig)
     vt_stop = 1;
 }
 
-/* The process's start time (field 22 of /proc/PID/stat, which exec keeps): 0 when it is gone. */
-static unsigned long long vt_start_time(long pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
-    unsigned long long start = 0;
-    for (int field = 2; p && *p; p++) {
-        if (*p != ' ')
-            continue;
-        if (++field == 22) {
-            start = strtoull(p + 1, NULL, 10);
-            break;
-        }
-    }
-    return start;
-}
-
 /* The metrics of one dump into file, through a temporary file beside it. */
 static int vt_write_metrics(const char *dump, const char *file, int top)
 {
@@ -93,9 +69,9 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, const 
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    unsigned long long born = vt_start_time(pid);
+    unsigned long long born = vt_proc_start(pid);
     int failures = 0, written = 0;
-    while (!vt_stop && born && vt_start_time(pid) == born) {
+    while (!vt_stop && born && vt_proc_start(pid) == born) {
         char path[1][VT_DUMP_PATH];
         int r = vt_dump_request(&pid, 1, dir_opt, timeout, !written, path);
         if (r == 0) {
@@ -115,7 +91,7 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, const 
         for (double waited = 0; waited < interval && !vt_stop; waited += 0.2) {
             struct timespec ts = {0, 200000000};
             nanosleep(&ts, NULL);
-            if (vt_start_time(pid) != born)
+            if (vt_proc_start(pid) != born)
                 break;
         }
     }
@@ -163,7 +139,7 @@ int vt_cmd_metrics(int argc, char **argv)
         return vt_usage_error("metrics", "no --textfile given");
     if (!pid)
         return vt_usage_error("metrics", "no process id given");
-    if (!vt_start_time(pid)) {
+    if (!vt_proc_start(pid)) {
         fprintf(stderr, "vramtrace metrics: no process %ld\n", pid);
         return 1;
     }

@@ -1,0 +1,15 @@
+# Sourced by the shell TAP tests (tests/t_*.sh): where things are (T the tests, B the build, V the
+# command, D the test dumps), a scratch folder W removed at the end, and check DESCRIPTION, which turns the
+# last command's status into a TAP line (and shows $W/out when it failed).
+T=$(cd "$(dirname "$0")" && pwd)
+B=$(cd "$T/../build" && pwd)
+V=$B/vramtrace
+D=$T/data
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+n=0
+check() {
+  st=$?
+  n=$((n + 1))
+  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
+}
