@@ -37,7 +37,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
-.PHONY: all deps check-deps test gpu-test demo bench fuzz clean
+.PHONY: all deps check-deps test gpu-test demo bench fuzz clean install uninstall
 all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 
 # Debian packages this build needs: header -> package.
@@ -95,7 +95,7 @@ $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
 
 # The command also carries its libdw and libelf, for the same reason.
 $(BUILD)/vramtrace: $(TOOL_OBJ) $(SHARED_OBJ)
-	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN' -ldw -lelf -lz -lstdc++
+	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib/vramtrace' -ldw -lelf -lz -lstdc++
 	cp -L $(LIBDW_SO) $(BUILD)/libdw.so.1
 	cp -L $(LIBELF_SO) $(BUILD)/libelf.so.1
 
@@ -213,7 +213,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_cli.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_cli.sh tests/t_install.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
@@ -240,4 +240,24 @@ fuzz: all $(PROG_BIN) $(BUILD)/fuzz_dumpfile
 
 clean:
 	rm -rf $(BUILD)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the command in bin/; the library with the libraries it
+# carries in lib/vramtrace/ (a folder of its own, so that its libdw or libunwind never shadow the system's
+# for other programs; the command finds it there, and so does LD_PRELOAD=PREFIX/lib/vramtrace/...);
+# the public header; pkg-config's file. make uninstall removes exactly these.
+PREFIX ?= /usr/local
+INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
+             lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 include/vramtrace.h lib/pkgconfig/vramtrace.pc
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vramtrace $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BUILD)/vramtrace $(DESTDIR)$(PREFIX)/bin/vramtrace
+	install -m 755 $(BUILD)/libvramtrace.so $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5 $(BUILD)/libdw.so.1 \
+	  $(BUILD)/libelf.so.1 $(DESTDIR)$(PREFIX)/lib/vramtrace/
+	install -m 644 include/vramtrace.h $(DESTDIR)$(PREFIX)/include/vramtrace.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(sed -n 's/^#define VRAMTRACE_VERSION \"\(.*\)\"$$/\1/p' include/vramtrace.h)|" \
+	  vramtrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vramtrace.pc
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/lib/vramtrace 2>/dev/null
 .SECONDARY:

@@ -1,0 +1,33 @@
+#!/bin/sh
+# TAP: make install PREFIX=... (and DESTDIR) puts the command, the library with what it carries, the header
+# and pkg-config's file in place; the installed command, run from elsewhere, preloads the installed
+# library; pkg-config gives what compiles a program against the header; make uninstall takes it all away.
+. "$(dirname "$0")/tap.sh"
+ROOT=$(cd "$T/.." && pwd)
+P=$W/prefix
+echo "1..6"
+
+make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 &&
+  for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/libdw.so.1 \
+           include/vramtrace.h lib/pkgconfig/vramtrace.pc; do [ -f "$P/$f" ] || { echo "missing $f" >> "$W/out"; false; }; done
+check "make install PREFIX: the command, the library and what it carries, the header, pkg-config's file"
+
+cd "$W" && "$P/bin/vramtrace" --version > "$W/out" 2>&1 && grep -q '^vramtrace [0-9]' "$W/out"
+check "the installed command runs from another directory"
+
+env LD_LIBRARY_PATH="$B/fake" "$P/bin/vramtrace" run --dir "$W/d" -- "$B/tests/prog_plain" > "$W/out" 2>&1 &&
+  grep -q " $P/lib/vramtrace/libvramtrace.so\$" "$W"/d/*.dump
+check "the installed command preloads the installed library (the dump's module map names it)"
+
+PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --cflags --libs vramtrace > "$W/flags" 2>"$W/out" &&
+  grep -q -- "-I$P/include" "$W/flags" &&
+  cc -c -o "$W/pool.o" $(cat "$W/flags" | sed 's/-ldl//') -I"${CUDA_HOME:-/usr/local/cuda}/include" "$ROOT/examples/native_pool.c" >> "$W/out" 2>&1 &&
+  [ "$(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --variable=preload vramtrace)" = "$P/lib/vramtrace/libvramtrace.so" ]
+check "pkg-config --cflags --libs vramtrace compiles an allocator against the installed header; its preload path"
+
+rm -rf "$W/stage" && make -s -C "$ROOT" install PREFIX=/opt/vt DESTDIR="$W/stage" > "$W/out" 2>&1 &&
+  [ -x "$W/stage/opt/vt/bin/vramtrace" ] && grep -q '^prefix=/opt/vt$' "$W/stage/opt/vt/lib/pkgconfig/vramtrace.pc"
+check "DESTDIR stages the files under it, for the PREFIX they will have"
+
+make -s -C "$ROOT" uninstall PREFIX="$P" > "$W/out" 2>&1 && [ -z "$(find "$P" -type f)" ]
+check "make uninstall removes every installed file"
