@@ -44,7 +44,7 @@ all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
         /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3 \
         /usr/include/python3.11/Python.h:python3-dev /usr/include/zlib.h:zlib1g-dev \
-        /usr/bin/go:golang-go /usr/bin/promtool:prometheus /usr/bin/chromium:chromium
+        /usr/bin/go:golang-go /usr/bin/promtool:prometheus /usr/bin/chromium:chromium /usr/bin/man:man-db
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef
@@ -247,10 +247,16 @@ clean:
 # the public header; pkg-config's file. make uninstall removes exactly these.
 PREFIX ?= /usr/local
 INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
-             lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 include/vramtrace.h lib/pkgconfig/vramtrace.pc
-install: all
+             lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 include/vramtrace.h lib/pkgconfig/vramtrace.pc \
+             share/man/man1/vramtrace.1 share/man/man3/vramtrace.3
+# vramtrace(1) is written by the command itself, from the tables its help comes from.
+$(BUILD)/vramtrace.1: $(BUILD)/vramtrace
+	$(BUILD)/vramtrace help --man > $@
+install: all $(BUILD)/vramtrace.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vramtrace $(DESTDIR)$(PREFIX)/include \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
+	install -m 644 $(BUILD)/vramtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/vramtrace.1
+	install -m 644 docs/man/vramtrace.3 $(DESTDIR)$(PREFIX)/share/man/man3/vramtrace.3
 	install -m 755 $(BUILD)/vramtrace $(DESTDIR)$(PREFIX)/bin/vramtrace
 	install -m 755 $(BUILD)/libvramtrace.so $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5 $(BUILD)/libdw.so.1 \
 	  $(BUILD)/libelf.so.1 $(DESTDIR)$(PREFIX)/lib/vramtrace/

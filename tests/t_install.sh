@@ -5,11 +5,11 @@
 . "$(dirname "$0")/tap.sh"
 ROOT=$(cd "$T/.." && pwd)
 P=$W/prefix
-echo "1..6"
+echo "1..7"
 
 make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 &&
   for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/libdw.so.1 \
-           include/vramtrace.h lib/pkgconfig/vramtrace.pc; do [ -f "$P/$f" ] || { echo "missing $f" >> "$W/out"; false; }; done
+           include/vramtrace.h lib/pkgconfig/vramtrace.pc share/man/man1/vramtrace.1 share/man/man3/vramtrace.3; do [ -f "$P/$f" ] || { echo "missing $f" >> "$W/out"; false; }; done
 check "make install PREFIX: the command, the library and what it carries, the header, pkg-config's file"
 
 cd "$W" && "$P/bin/vramtrace" --version > "$W/out" 2>&1 && grep -q '^vramtrace [0-9]' "$W/out"
@@ -28,6 +28,13 @@ check "pkg-config --cflags --libs vramtrace compiles an allocator against the in
 rm -rf "$W/stage" && make -s -C "$ROOT" install PREFIX=/opt/vt DESTDIR="$W/stage" > "$W/out" 2>&1 &&
   [ -x "$W/stage/opt/vt/bin/vramtrace" ] && grep -q '^prefix=/opt/vt$' "$W/stage/opt/vt/lib/pkgconfig/vramtrace.pc"
 check "DESTDIR stages the files under it, for the PREFIX they will have"
+
+MANWIDTH=200 man -l "$P/share/man/man1/vramtrace.1" > "$W/man1" 2> "$W/out" &&
+  MANWIDTH=200 man -l "$P/share/man/man3/vramtrace.3" > "$W/man3" 2>> "$W/out" && grep -q '^NAME' "$W/man1" &&
+  for v in run dump report diff trend html metrics; do grep -q "^   $v\$" "$W/man1" || { echo "no $v" >> "$W/out"; false; }; done &&
+  [ "$(grep -c '^       VRAMTRACE_' "$W/man1")" = "$(grep -c '^    {"VRAMTRACE_' "$ROOT/common/vt_settings.c")" ] &&
+  grep -q 'int vramtrace_pool_segment(const void \*ptr, const char \*allocator);' "$W/man3"
+check "man -l renders vramtrace(1) (every verb, every VRAMTRACE_* setting) and vramtrace(3) (the API)"
 
 make -s -C "$ROOT" uninstall PREFIX="$P" > "$W/out" 2>&1 && [ -z "$(find "$P" -type f)" ]
 check "make uninstall removes every installed file"

@@ -48,6 +48,10 @@ static int vt_dispatch(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        if (argc > 2 && !strcmp(argv[1], "help") && !strcmp(argv[2], "--man")) {
+            vt_man(stdout);
+            return 0;
+        }
         if (argc > 2 && strcmp(argv[1], "help") == 0) {
             if (vt_help_verb(stdout, argv[2]) == 0)
                 return 0;

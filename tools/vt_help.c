@@ -171,3 +171,82 @@ int vt_is_verb(const char *name)
 {
     return vt_verb(name) != NULL;
 }
+
+/* Text for roff: a backslash doubled as \e, a minus as \-, and a line that would start with a dot or a
+ * quote made safe. */
+static void vt_roff(FILE *f, const char *t)
+{
+    int bol = 1;
+    for (; *t; t++) {
+        if (bol && (*t == '.' || *t == '\''))
+            fputs("\\&", f);
+        bol = *t == '\n';
+        if (*t == '\\')
+            fputs("\\e", f);
+        else if (*t == '-')
+            fputs("\\-", f);
+        else
+            fputc(*t, f);
+    }
+}
+
+void vt_man(FILE *f)
+{
+    fprintf(f, ".TH VRAMTRACE 1 \"\" \"vramtrace %s\" \"User Commands\"\n.SH NAME\n", VT_VERSION);
+    fputs("vramtrace \\- what holds a GPU process's memory, and whether it is a leak\n.SH SYNOPSIS\n", f);
+    for (size_t i = 0; i < VT_NVERBS; i++) {
+        fputs(".B vramtrace\n", f);
+        vt_roff(f, vt_verbs[i].synopsis);
+        fputs("\n.br\n", f);
+    }
+    fputs(".SH DESCRIPTION\n", f);
+    vt_roff(f, "Run a program with libvramtrace.so preloaded (vramtrace run) or preload it yourself; ask the live "
+               "process for dumps (vramtrace dump, or its signal); read them: report, diff, trend, html, "
+               "metrics. The library records every CUDA allocation with its call site, native and Python, and "
+               "what the caching allocators hold.\n");
+    fputs(".SH VERBS\n", f);
+    for (size_t i = 0; i < VT_NVERBS; i++) {
+        const struct vt_verb *v = &vt_verbs[i];
+        fputs(".SS ", f);
+        vt_roff(f, v->name);
+        fputs("\n", f);
+        vt_roff(f, v->what);
+        fputs("\n", f);
+        for (const struct vt_opt *o = v->opts; o < v->opts + 10 && o->flag; o++) {
+            fputs(".TP\n.BI \"", f);
+            vt_roff(f, o->flag);
+            fputs(o->arg ? " \" " : "\"", f);
+            if (o->arg)
+                vt_roff(f, o->arg);
+            fputs("\n", f);
+            vt_roff(f, o->help);
+            fputs("\n", f);
+        }
+        if (!strcmp(v->name, "run"))
+            for (size_t k = 0; k < vt_nsettings; k++)
+                if (vt_settings[k].run_opt) {
+                    fputs(".TP\n.B ", f);
+                    vt_roff(f, vt_settings[k].run_opt);
+                    fputs("\nsets ", f);
+                    vt_roff(f, vt_settings[k].name);
+                    fputs("\n", f);
+                }
+    }
+    fputs(".SH ENVIRONMENT\nRead once by the library at start; a bad value is said and its default used "
+          "(vramtrace run refuses it).\n",
+          f);
+    for (size_t k = 0; k < vt_nsettings; k++) {
+        fputs(".TP\n.B ", f);
+        vt_roff(f, vt_settings[k].name);
+        fputs("\n", f);
+        vt_roff(f, vt_settings[k].meaning);
+        fputs(" (default ", f);
+        vt_roff(f, vt_settings[k].dflt);
+        fputs(").\n", f);
+    }
+    fputs(".SH EXIT STATUS\n0 done; 1 a failure (a dump not taken, output not written, out of memory); 2 bad "
+          "arguments or a bad dump (its file and line said); 3 (diff) allocated memory grew by more than "
+          "\\-\\-fail\\-on\\-growth; run: the program's own status (127: it could not be run).\n"
+          ".SH SEE ALSO\n.BR vramtrace (3),\n.BR pprof (1),\n.BR nvidia-smi (1)\n",
+          f);
+}

@@ -12,5 +12,7 @@ int vt_help_verb(FILE *f, const char *verb);
 /* The verb nearest to name (at most two edits away), or NULL. */
 const char *vt_verb_suggest(const char *name);
 int vt_is_verb(const char *name);
+/* The manual page vramtrace(1), in roff, from the same tables (make install writes it). */
+void vt_man(FILE *f);
 
 #endif
