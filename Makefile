@@ -248,15 +248,19 @@ clean:
 PREFIX ?= /usr/local
 INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
              lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 include/vramtrace.h lib/pkgconfig/vramtrace.pc \
-             share/man/man1/vramtrace.1 share/man/man3/vramtrace.3
-# vramtrace(1) is written by the command itself, from the tables its help comes from.
+             share/man/man1/vramtrace.1 share/man/man3/vramtrace.3 share/bash-completion/completions/vramtrace
+# vramtrace(1) and the bash completion are written by the command itself, from the tables its help comes from.
 $(BUILD)/vramtrace.1: $(BUILD)/vramtrace
 	$(BUILD)/vramtrace help --man > $@
-install: all $(BUILD)/vramtrace.1
+$(BUILD)/vramtrace.bash: $(BUILD)/vramtrace
+	$(BUILD)/vramtrace help --bash-completion > $@
+install: all $(BUILD)/vramtrace.1 $(BUILD)/vramtrace.bash
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vramtrace $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(BUILD)/vramtrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/vramtrace.1
 	install -m 644 docs/man/vramtrace.3 $(DESTDIR)$(PREFIX)/share/man/man3/vramtrace.3
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 $(BUILD)/vramtrace.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vramtrace
 	install -m 755 $(BUILD)/vramtrace $(DESTDIR)$(PREFIX)/bin/vramtrace
 	install -m 755 $(BUILD)/libvramtrace.so $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5 $(BUILD)/libdw.so.1 \
 	  $(BUILD)/libelf.so.1 $(DESTDIR)$(PREFIX)/lib/vramtrace/

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/tap.sh"
 ROOT=$(cd "$T/.." && pwd)
 P=$W/prefix
-echo "1..7"
+echo "1..8"
 
 make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 &&
   for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/libdw.so.1 \
@@ -35,6 +35,13 @@ MANWIDTH=200 man -l "$P/share/man/man1/vramtrace.1" > "$W/man1" 2> "$W/out" &&
   [ "$(grep -c '^       VRAMTRACE_' "$W/man1")" = "$(grep -c '^    {"VRAMTRACE_' "$ROOT/common/vt_settings.c")" ] &&
   grep -q 'int vramtrace_pool_segment(const void \*ptr, const char \*allocator);' "$W/man3"
 check "man -l renders vramtrace(1) (every verb, every VRAMTRACE_* setting) and vramtrace(3) (the API)"
+
+bash -c '. "$1"; COMP_WORDS=(vramtrace rep); COMP_CWORD=1; _vramtrace; echo "${COMPREPLY[*]}";
+  COMP_WORDS=(vramtrace report --p); COMP_CWORD=2; _vramtrace; echo "${COMPREPLY[*]}";
+  COMP_WORDS=(vramtrace run --de); COMP_CWORD=2; _vramtrace; echo "${COMPREPLY[*]}"' sh \
+  "$P/share/bash-completion/completions/vramtrace" > "$W/out" 2>&1 &&
+  [ "$(cat "$W/out" | tr '\n' '|')" = "report|--pprof --prometheus|--depth|" ]
+check "bash completion: verbs, a verb's options, run's settings' options"
 
 make -s -C "$ROOT" uninstall PREFIX="$P" > "$W/out" 2>&1 && [ -z "$(find "$P" -type f)" ]
 check "make uninstall removes every installed file"

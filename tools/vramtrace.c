@@ -52,6 +52,10 @@ static int vt_dispatch(int argc, char **argv)
             vt_man(stdout);
             return 0;
         }
+        if (argc > 2 && !strcmp(argv[1], "help") && !strcmp(argv[2], "--bash-completion")) {
+            vt_bash_completion(stdout);
+            return 0;
+        }
         if (argc > 2 && strcmp(argv[1], "help") == 0) {
             if (vt_help_verb(stdout, argv[2]) == 0)
                 return 0;

@@ -250,3 +250,35 @@ void vt_man(FILE *f)
           ".SH SEE ALSO\n.BR vramtrace (3),\n.BR pprof (1),\n.BR nvidia-smi (1)\n",
           f);
 }
+
+void vt_bash_completion(FILE *f)
+{
+    fputs("# bash completion for vramtrace, written by `vramtrace help --bash-completion` from its help tables.\n"
+          "_vramtrace() {\n"
+          "    local cur=${COMP_WORDS[COMP_CWORD]} opts=\n"
+          "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+          "        COMPREPLY=($(compgen -W \"",
+          f);
+    for (size_t i = 0; i < VT_NVERBS; i++)
+        fprintf(f, "%s ", vt_verbs[i].name);
+    fputs("--version --help\" -- \"$cur\"))\n        return\n    fi\n    case ${COMP_WORDS[1]} in\n", f);
+    for (size_t i = 0; i < VT_NVERBS; i++) {
+        const struct vt_verb *v = &vt_verbs[i];
+        fprintf(f, "    %s) opts=\"", v->name);
+        for (const struct vt_opt *o = v->opts; o < v->opts + 10 && o->flag; o++)
+            fprintf(f, "%s ", o->flag);
+        if (!strcmp(v->name, "run"))
+            for (size_t k = 0; k < vt_nsettings; k++)
+                if (vt_settings[k].run_opt)
+                    fprintf(f, "%s ", vt_settings[k].run_opt);
+        fputs("--help\" ;;\n", f);
+    }
+    fputs("    esac\n"
+          "    case $cur in\n"
+          "    -*) COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")) ;;\n"
+          "    *) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+          "    esac\n"
+          "}\n"
+          "complete -o default -F _vramtrace vramtrace\n",
+          f);
+}

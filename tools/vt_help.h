@@ -14,5 +14,7 @@ const char *vt_verb_suggest(const char *name);
 int vt_is_verb(const char *name);
 /* The manual page vramtrace(1), in roff, from the same tables (make install writes it). */
 void vt_man(FILE *f);
+/* A bash completion script for the verbs and their options, from the same tables. */
+void vt_bash_completion(FILE *f);
 
 #endif
