@@ -3,7 +3,7 @@
 # for every verb (every option it takes, the settings, the exit codes), VERB --help, --opt=value, "--"
 # before files, and a suggestion for a mistyped verb or a program given to run without "--".
 . "$(dirname "$0")/tap.sh"
-echo "1..10"
+echo "1..11"
 
 release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")
 "$V" --version > "$W/out" 2>&1 && grep -Eq "^vramtrace $release( \(git [0-9a-f]+\))?$" "$W/out" && [ -n "$release" ]
@@ -54,3 +54,10 @@ env LD_LIBRARY_PATH="$B/fake" "$V" run --depth=4 --dir "$W/d" -- "$B/tests/prog_
 [ $? = 0 ] && ls "$W/d" | grep -q '\.dump$' &&
   "$V" run --dir="$W/d" -- sh -c 'printf "%s\n" "$1"' sh --keep=me > "$W/out" 2>&1 && [ "$(cat "$W/out")" = "--keep=me" ]
 check "run takes --opt=value before --, and leaves the program's own arguments (--keep=me) alone"
+
+# Progress: on a terminal (script gives the command one), never into a pipe.
+script -qc "'$V' trend '$D/grow.1.dump' '$D/grow.2.dump' '$D/grow.3.dump' > '$W/t1'" "$W/tty" > /dev/null 2>&1
+"$V" trend "$D/grow.1.dump" "$D/grow.2.dump" "$D/grow.3.dump" > "$W/t2" 2> "$W/err"
+cp "$W/tty" "$W/out"
+grep -q '3 of 3 dumps read' "$W/tty" && [ ! -s "$W/err" ] && cmp -s "$W/t1" "$W/t2"
+check "a series read says how far it is on a terminal, nothing when stderr is a pipe; the same output"

@@ -20,6 +20,8 @@ struct vt_loader {
     struct vt_dumpmodel *dm;
     int n, flags, shed;
     int next;          /* the next dump to take (atomic) */
+    int done;          /* dumps read (atomic), for the progress line */
+    int progress;      /* stderr is a terminal: say how far the reading is */
     int *status;       /* per dump: 0 loaded, VT_EXIT_USAGE bad, 1 out of memory */
     char (*err)[1024]; /* per dump: why */
 };
@@ -46,18 +48,23 @@ static void *vt_load_worker(void *arg)
             vt_model_shed(&x->m);
             vt_dumpfile_shed(&x->d);
         }
+        int done = __atomic_add_fetch(&l->done, 1, __ATOMIC_RELAXED);
+        if (l->progress)
+            fprintf(stderr, "\rvramtrace: %d of %d dumps read", done, l->n);
     }
 }
 
 int vt_load_models(struct vt_dumpmodel *dm, int n, int model_flags, int shed)
 {
-    struct vt_loader l = {dm, n, model_flags, shed, 0, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof *l.err)};
+    struct vt_loader l = {dm, n, model_flags, shed, 0, 0, 0, calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof *l.err)};
     if (!l.status || !l.err) {
         free(l.status);
         free(l.err);
         fprintf(stderr, "vramtrace: out of memory\n");
         return 1;
     }
+    /* A long read says how far it is, on a terminal only: never into a pipe or a file. */
+    l.progress = n > 1 && isatty(2);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int want = (int)(cpus < 1 ? 1 : cpus > VT_LOAD_THREADS ? VT_LOAD_THREADS : cpus);
     if (want > n)
@@ -70,6 +77,8 @@ int vt_load_models(struct vt_dumpmodel *dm, int n, int model_flags, int shed)
     vt_load_worker(&l);
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
+    if (l.progress)
+        fputs("\r\033[K", stderr); /* the line taken away again */
     int rc = 0;
     for (int i = 0; i < n && !rc; i++)
         if ((rc = l.status[i]))
