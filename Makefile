@@ -89,7 +89,7 @@ $(BUILD)/tools/vt_help.o: $(wildcard .git/HEAD .git/index)
 # The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
 # be copied to a GPU machine that has no libunwind.
 $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
-	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) $(LIB_LDFLAGS) -lunwind -ldl -lpthread
+	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 	cp -L $(LIBUNWIND_SO) $(BUILD)/libunwind.so.8
 	cp -L $(LIBLZMA_SO) $(BUILD)/liblzma.so.5
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vt_cmd.h"
 #include "vt_html.h"
@@ -92,12 +93,14 @@ int vt_cmd_html(int argc, char **argv)
             pairs[g][0] = procs[g].dm[0].d;
             pairs[g][1] = procs[g].dm[1].d;
             if (vt_diff_compute(names[g], pairs[g], 0, &diffs[g]) < 0) {
+                fprintf(stderr, "vramtrace: out of memory\n");
                 rc = 1;
                 goto out;
             }
             procs[g].diff = &diffs[g];
         } else if (procs[g].n > 2) {
             if (vt_trend_compute(procs[g].dm, procs[g].n, &trends[g]) < 0) {
+                fprintf(stderr, "vramtrace: out of memory\n");
                 rc = 1;
                 goto out;
             }
@@ -114,6 +117,7 @@ int vt_cmd_html(int argc, char **argv)
     int wrote = vt_html_write(f, procs, groups) == 0;
     if (fclose(f) != 0 || !wrote) {
         fprintf(stderr, "vramtrace html: cannot write %s%s\n", out, wrote ? "" : ": out of memory");
+        unlink(out); /* no half page left behind */
         rc = 1;
     }
 out:

@@ -52,11 +52,13 @@ static int vt_write_metrics(const char *dump, const char *file, int top)
         ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
         ok = fclose(f) == 0 && ok;
         ok = ok && rename(tmp, file) == 0;
-        if (!ok)
-            unlink(tmp);
     }
-    if (!ok)
-        fprintf(stderr, "vramtrace metrics: cannot write %s: %s\n", file, strerror(errno));
+    if (!ok) {
+        int why = errno;
+        if (f)
+            unlink(tmp);
+        fprintf(stderr, "vramtrace metrics: cannot write %s: %s\n", file, strerror(why));
+    }
     vt_model_free(&m);
     vt_dumpfile_free(&d);
     return ok ? 0 : -1;
