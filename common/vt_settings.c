@@ -43,6 +43,10 @@ const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_CUPY_BLOCKS", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
      "CuPy's blocks with their Python call sites, through a memory hook on the main thread from the first dump on",
      NULL},
+    {"VRAMTRACE_END_NOTE_PID", NULL, VT_SET_INT, 1, 4194304, 1, "0", NULL,
+     "the process (by pid) that says as it ends where its dumps are and the command to read them "
+     "(vramtrace run sets it to the program's pid)",
+     NULL},
 };
 const size_t vt_nsettings = sizeof vt_settings / sizeof vt_settings[0];
 

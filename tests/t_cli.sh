@@ -1,9 +1,10 @@
 #!/bin/sh
 # TAP: the command explains itself: --version (the public header's release and the git revision), help
 # for every verb (every option it takes, the settings, the exit codes), VERB --help, --opt=value, "--"
-# before files, and a suggestion for a mistyped verb or a program given to run without "--".
+# before files, a suggestion for a mistyped verb or a program given to run without "--", and the line
+# run's program says as it ends: where its dumps are and the command that reads them (which works).
 . "$(dirname "$0")/tap.sh"
-echo "1..11"
+echo "1..16"
 
 release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")
 "$V" --version > "$W/out" 2>&1 && grep -Eq "^vramtrace $release( \(git [0-9a-f]+\))?$" "$W/out" && [ -n "$release" ]
@@ -52,7 +53,7 @@ check "no verb: the synopsis of every verb on stderr, exit 2; --help the same on
 
 env LD_LIBRARY_PATH="$B/fake" "$V" run --depth=4 --dir "$W/d" -- "$B/tests/prog_plain" > "$W/out" 2>&1
 [ $? = 0 ] && ls "$W/d" | grep -q '\.dump$' &&
-  "$V" run --dir="$W/d" -- sh -c 'printf "%s\n" "$1"' sh --keep=me > "$W/out" 2>&1 && [ "$(cat "$W/out")" = "--keep=me" ]
+  "$V" run --dir="$W/d" -- sh -c 'printf "%s\n" "$1"' sh --keep=me > "$W/out" 2> "$W/err" && [ "$(cat "$W/out")" = "--keep=me" ]
 check "run takes --opt=value before --, and leaves the program's own arguments (--keep=me) alone"
 
 # Progress: on a terminal (script gives the command one), never into a pipe.
@@ -61,3 +62,43 @@ script -qc "'$V' trend '$D/grow.1.dump' '$D/grow.2.dump' '$D/grow.3.dump' > '$W/
 cp "$W/tty" "$W/out"
 grep -q '3 of 3 dumps read' "$W/tty" && [ ! -s "$W/err" ] && cmp -s "$W/t1" "$W/t2"
 check "a series read says how far it is on a terminal, nothing when stderr is a pipe; the same output"
+
+# The end note: the last line on stderr, from the program run started (not its children), and the
+# command it gives runs. $1: the dump directory; the note is in $W/err.
+note_cmd() { sed -n 's/^vramtrace: .* \(with\|last\): \(vramtrace [^(]*\).*/\2/p' "$W/err" | sed 's/ *$//; s/^vramtrace /"$V" /'; }
+runs_note() { c=$(note_cmd) && [ -n "$c" ] && eval "$c" > "$W/r" 2>&1; }
+fake() { env LD_LIBRARY_PATH="$B/fake" "$@"; }
+
+fake "$V" run --dir "$W/n1" -- "$B/tests/prog_plain" > /dev/null 2> "$W/err"; cp "$W/err" "$W/out"
+[ "$(grep -c '^vramtrace: ' "$W/err")" = 1 ] &&
+  grep -q "^vramtrace: 1 dump in $W/n1; read it with: vramtrace report $W/n1/vramtrace\.[0-9]*\.1\.dump$" "$W/err" &&
+  runs_note && grep -q '^process ' "$W/r"
+check "run's program ends saying where its one dump is and the report that reads it (which runs)"
+
+ok=1
+for req in 300:diff 500:trend; do
+  rm -rf "$W/n2"
+  fake "$V" run --dir "$W/n2" --interval 1 -- "$B/tests/cuda_leak" "${req%:*}" > /dev/null 2> "$W/err"; cat "$W/err" >> "$W/out"
+  ndumps=$(ls "$W/n2" | grep -c '\.dump$')
+  grep -q "^vramtrace: $ndumps dumps in $W/n2; see what gr[a-z]* with: vramtrace ${req#*:} " "$W/err" &&
+    runs_note && grep -q 'remember_request_for_debugging' "$W/r" || ok=0
+done
+[ $ok = 1 ]
+check "several dumps (interval and exit): how many, and the diff of two or the trend of three (which runs)"
+
+fake "$V" run --dir "$W/n3" -- bash -c '"$1" 20 > /dev/null; true' sh "$B/tests/cuda_leak" > /dev/null 2> "$W/err"; cp "$W/err" "$W/out"
+[ "$(grep -c '^vramtrace: ' "$W/err")" = 1 ] &&
+  grep -q "^vramtrace: pid [0-9]* wrote no dump (it made no CUDA call); the processes it started wrote 1 in $W/n3, the last: vramtrace report " "$W/err" &&
+  runs_note && grep -q 'cuda_leak' "$W/r"
+check "a launcher (bash) that made no CUDA call names its child's dump; the child itself says nothing"
+
+fake env VRAMTRACE_END_NOTE_PID=0 "$V" run --dir "$W/n4" -- "$B/tests/prog_plain" > /dev/null 2> "$W/err"
+fake env LD_PRELOAD="$B/libvramtrace.so" VRAMTRACE_DIR="$W/n4" "$B/tests/prog_plain" > /dev/null 2>> "$W/err"
+cp "$W/err" "$W/out"; ls "$W/n4" >> "$W/out"
+[ ! -s "$W/err" ] && [ "$(ls "$W/n4" | grep -c '\.dump$')" = 2 ]
+check "no note with VRAMTRACE_END_NOTE_PID=0, nor under a plain LD_PRELOAD (production stays quiet)"
+
+mkdir "$W/n5"
+fake "$V" run --dir "$W/n5/new" -- true 2> "$W/err"; cp "$W/err" "$W/out"
+[ -d "$W/n5/new" ] && grep -q "^vramtrace: pid [0-9]* wrote no dump in $W/n5/new (it made no CUDA call)$" "$W/err"
+check "run makes --dir; a program that never used CUDA says it wrote no dump"

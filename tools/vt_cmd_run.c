@@ -184,6 +184,12 @@ int vt_cmd_run(int argc, char **argv)
     const char *nvtx = getenv("NVTX_INJECTION64_PATH");
     if ((!nvtx || !*nvtx) && vt_setenv_opt("NVTX_INJECTION64_PATH", lib) < 0)
         return VT_EXIT_USAGE;
+    /* The program (this pid after the exec), not its children, says where its dumps are as it ends;
+     * a value the user gave is kept (0: not said). */
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (!getenv("VRAMTRACE_END_NOTE_PID") && vt_setenv_opt("VRAMTRACE_END_NOTE_PID", pid) < 0)
+        return VT_EXIT_USAGE;
     if (metrics)
         vt_start_metrics(metrics, metrics_interval);
     /* exec, not fork: the program keeps the pid a user sees (for vramtrace dump) and its own status. */

@@ -36,6 +36,7 @@ static const struct {
     {"VRAMTRACE_TORCH_HISTORY", offsetof(struct vt_config, torch_history), 0},
     {"VRAMTRACE_TORCH_SAMPLE", offsetof(struct vt_config, torch_sample), 0},
     {"VRAMTRACE_CUPY_BLOCKS", offsetof(struct vt_config, cupy_blocks), 0},
+    {"VRAMTRACE_END_NOTE_PID", offsetof(struct vt_config, end_note_pid), 0},
 };
 
 static void vt_store(size_t i, double v)

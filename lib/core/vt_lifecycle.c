@@ -14,6 +14,7 @@
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_dumper.h"
+#include "vt_endnote.h"
 #include "vt_driver_graph.h"
 #include "vt_lifecycle.h"
 #include "vt_selfcost.h"
@@ -138,5 +139,6 @@ __attribute__((destructor)) static void vt_fini(void)
         want = 0;
     }
     vt_dumper_exit(want);
+    vt_endnote_say();
     errno = saved;
 }

@@ -92,6 +92,16 @@ static const char *vt_dump_dir(char *why, size_t len)
     return NULL;
 }
 
+uint64_t vt_dump_start_wall_ns(void)
+{
+    return vt_start_wall;
+}
+
+const char *vt_dump_dir_used(void)
+{
+    return vt_cfg.dir[0] ? vt_cfg.dir : vt_private[0] ? vt_private : NULL;
+}
+
 /* Removes .vramtrace.<pid>.*.tmp files of ours whose process is gone. */
 static void vt_clean_stale(const char *dir)
 {

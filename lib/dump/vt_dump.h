@@ -5,6 +5,7 @@
 #include "vt_format.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define VT_REASON_ENUM(e, word) e,
 enum vt_reason { VT_REASONS(VT_REASON_ENUM) };
@@ -19,6 +20,12 @@ struct vt_snapshot;
  * (vt_sigguard.h). Called by one thread at a time (the dumper). */
 int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len,
                   char *why, size_t whylen);
+
+/* The directory dumps of this process go to, when known without making one (NULL: the private
+ * directory, not made yet). */
+const char *vt_dump_dir_used(void);
+/* When this process started (its library's constructor), wall clock ns. */
+uint64_t vt_dump_start_wall_ns(void);
 
 /* Process start, for the header (monotonic and wall clock, ns). */
 void vt_dump_init(void);
