@@ -12,10 +12,12 @@ LIB_DIRS := lib/core lib/hooks lib/table lib/stacks lib/python lib/dump
 INCS := -Iinclude -Icommon $(addprefix -I,$(LIB_DIRS)) -I$(BUILD)/lib
 HDRS := $(wildcard include/*.h common/*.h $(addsuffix /*.h,$(LIB_DIRS)))
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer $(INCS) -Itools -I$(CUDA_HOME)/include
-LIBUNWIND_SO := $(shell $(CC) -print-file-name=libunwind.so.8)
-LIBLZMA_SO := $(shell $(CC) -print-file-name=liblzma.so.5)
-LIBDW_SO := $(shell $(CC) -print-file-name=libdw.so.1)
-LIBELF_SO := $(shell $(CC) -print-file-name=libelf.so.1)
+# The shared libraries build/ carries beside the library (libunwind) and the command (libdw), with what
+# they need beyond the C and C++ runtimes, so that build/ (or an install) runs on a machine without them.
+# Those that need others get the RUNPATH $ORIGIN: a library's own dependencies are looked for through its
+# own RUNPATH, not through that of the library or program that loaded it.
+CARRIED := libunwind.so.8 liblzma.so.5 libdw.so.1 libelf.so.1 libz.so.1 libbz2.so.1.0
+CARRIED_RUNPATH := libunwind.so.8 libdw.so.1 libelf.so.1
 
 SHARED_SRC := $(wildcard common/*.c)
 SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
@@ -38,13 +40,14 @@ FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/l
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
 .PHONY: all deps check-deps test gpu-test demo bench fuzz clean install uninstall
-all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(FAKE)
+all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(addprefix $(BUILD)/,$(CARRIED)) $(FAKE)
 
 # Debian packages this build needs: header -> package.
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
         /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3 \
         /usr/include/python3.11/Python.h:python3-dev /usr/include/zlib.h:zlib1g-dev \
-        /usr/bin/go:golang-go /usr/bin/promtool:prometheus /usr/bin/chromium:chromium /usr/bin/man:man-db
+        /usr/bin/go:golang-go /usr/bin/promtool:prometheus /usr/bin/chromium:chromium /usr/bin/man:man-db \
+        /usr/bin/patchelf:patchelf
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef
@@ -86,18 +89,20 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null)
 $(BUILD)/tools/vt_help.o: ALL_CFLAGS += $(if $(GIT_REV),-DVT_GIT_REVISION='"$(GIT_REV)"')
 $(BUILD)/tools/vt_help.o: $(wildcard .git/HEAD .git/index)
 
-# The library carries its libunwind beside it (found through $ORIGIN) so that the build directory can
+# The library finds its carried libunwind beside it (RUNPATH $ORIGIN), so that the build directory can
 # be copied to a GPU machine that has no libunwind.
 $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
-	cp -L $(LIBUNWIND_SO) $(BUILD)/libunwind.so.8
-	cp -L $(LIBLZMA_SO) $(BUILD)/liblzma.so.5
 
-# The command also carries its libdw and libelf, for the same reason.
+# The command finds its carried libdw and zlib the same way, also from an install's bin/.
 $(BUILD)/vramtrace: $(TOOL_OBJ) $(SHARED_OBJ)
 	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib/vramtrace' -ldw -lelf -lz -lstdc++
-	cp -L $(LIBDW_SO) $(BUILD)/libdw.so.1
-	cp -L $(LIBELF_SO) $(BUILD)/libelf.so.1
+
+$(addprefix $(BUILD)/,$(CARRIED)): | check-deps
+	@mkdir -p $(dir $@)
+	cp -L $$($(CC) -print-file-name=$(notdir $@)) $@
+	chmod u+w $@
+	$(if $(filter $(notdir $@),$(CARRIED_RUNPATH)),patchelf --set-rpath '$$ORIGIN' $@)
 
 # Fake CUDA rig.
 $(BUILD)/fake/libcuda.so.1: $(BUILD)/tests/fake/fake_cuda.o
@@ -213,7 +218,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_cli.sh tests/t_install.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
@@ -246,8 +251,8 @@ clean:
 # for other programs; the command finds it there, and so does LD_PRELOAD=PREFIX/lib/vramtrace/...);
 # the public header; pkg-config's file. make uninstall removes exactly these.
 PREFIX ?= /usr/local
-INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
-             lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 include/vramtrace.h lib/pkgconfig/vramtrace.pc \
+INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so $(addprefix lib/vramtrace/,$(CARRIED)) \
+             include/vramtrace.h lib/pkgconfig/vramtrace.pc \
              share/man/man1/vramtrace.1 share/man/man3/vramtrace.3 share/bash-completion/completions/vramtrace
 # vramtrace(1) and the bash completion are written by the command itself, from the tables its help comes from.
 $(BUILD)/vramtrace.1: $(BUILD)/vramtrace
@@ -262,8 +267,7 @@ install: all $(BUILD)/vramtrace.1 $(BUILD)/vramtrace.bash
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 644 $(BUILD)/vramtrace.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vramtrace
 	install -m 755 $(BUILD)/vramtrace $(DESTDIR)$(PREFIX)/bin/vramtrace
-	install -m 755 $(BUILD)/libvramtrace.so $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5 $(BUILD)/libdw.so.1 \
-	  $(BUILD)/libelf.so.1 $(DESTDIR)$(PREFIX)/lib/vramtrace/
+	install -m 755 $(BUILD)/libvramtrace.so $(addprefix $(BUILD)/,$(CARRIED)) $(DESTDIR)$(PREFIX)/lib/vramtrace/
 	install -m 644 include/vramtrace.h $(DESTDIR)$(PREFIX)/include/vramtrace.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(sed -n 's/^#define VRAMTRACE_VERSION \"\(.*\)\"$$/\1/p' include/vramtrace.h)|" \
 	  vramtrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vramtrace.pc

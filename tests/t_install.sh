@@ -8,7 +8,8 @@ P=$W/prefix
 echo "1..8"
 
 make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 &&
-  for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/libdw.so.1 \
+  for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
+           lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 lib/vramtrace/libz.so.1 lib/vramtrace/libbz2.so.1.0 \
            include/vramtrace.h lib/pkgconfig/vramtrace.pc share/man/man1/vramtrace.1 share/man/man3/vramtrace.3; do [ -f "$P/$f" ] || { echo "missing $f" >> "$W/out"; false; }; done
 check "make install PREFIX: the command, the library and what it carries, the header, pkg-config's file"
 
