@@ -4,7 +4,7 @@
 # before files, a suggestion for a mistyped verb or a program given to run without "--", and the line
 # run's program says as it ends: where its dumps are and the command that reads them (which works).
 . "$(dirname "$0")/tap.sh"
-echo "1..16"
+echo "1..17"
 
 release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")
 "$V" --version > "$W/out" 2>&1 && grep -Eq "^vramtrace $release( \(git [0-9a-f]+\))?$" "$W/out" && [ -n "$release" ]
@@ -62,6 +62,17 @@ script -qc "'$V' trend '$D/grow.1.dump' '$D/grow.2.dump' '$D/grow.3.dump' > '$W/
 cp "$W/tty" "$W/out"
 grep -q '3 of 3 dumps read' "$W/tty" && [ ! -s "$W/err" ] && cmp -s "$W/t1" "$W/t2"
 check "a series read says how far it is on a terminal, nothing when stderr is a pipe; the same output"
+
+# One large dump (900,000 more allocations, 73 MiB) says how far its reading is too, on a terminal only.
+awk 'NR == 45 { for (i = 0; i < 900000; i++)
+  printf "alloc 0x7e%08x 4096 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 1 1 6773293801444 31040\n", i * 16 } { print }' \
+  "$D/grow.3.dump" > "$W/big.dump"
+script -qc "'$V' report '$W/big.dump' > '$W/b1'" "$W/tty" > /dev/null 2>&1
+"$V" report "$W/big.dump" > "$W/b2" 2> "$W/err"
+cp "$W/tty" "$W/out"
+grep -q "reading $W/big.dump: [0-9]* % of 7[0-9] MiB" "$W/tty" && [ ! -s "$W/err" ] && cmp -s "$W/b1" "$W/b2" &&
+  grep -q '900001 × device' "$W/b2"
+check "a large dump's reading says how far it is on a terminal, nothing into a pipe; the same report"
 
 # The end note: the last line on stderr, from the program run started (not its children), and the
 # command it gives runs. $1: the dump directory; the note is in $W/err.

@@ -1,17 +1,41 @@
-/* What every verb of the command shares: loading a dump with a one-line error, usage errors, and when a
- * process started. */
+/* What every verb of the command shares: loading a dump with a one-line error (and how far the reading
+ * is, for a large one on a terminal), usage errors, and when a process started. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vt_cmd.h"
 #include "vt_dumpfile.h"
 #include "vt_model.h"
 
+/* A dump this large (~500,000 allocations, half a second or more to read) says how far its reading is,
+ * on a terminal only: never into a pipe or a file. */
+#define VT_PROGRESS_BYTES (64u << 20)
+
+struct vt_progress {
+    const char *path;
+    int shown; /* the last percentage shown; -1: none yet */
+};
+
+static void vt_progress_say(void *arg, uint64_t done, uint64_t size)
+{
+    struct vt_progress *p = arg;
+    int pct = size ? (int)(100.0 * (double)done / (double)size) : 0;
+    if (size < VT_PROGRESS_BYTES || pct == p->shown)
+        return;
+    p->shown = pct;
+    fprintf(stderr, "\rvramtrace: reading %s: %d %% of %.0f MiB", p->path, pct, (double)size / (1 << 20));
+}
+
 int vt_load(const char *path, struct vt_dumpfile *d)
 {
     char err[1024];
-    if (vt_dumpfile_read(path, d, err, sizeof err) == 0)
+    struct vt_progress pr = {path, -1};
+    int r = vt_dumpfile_read_progress(path, d, err, sizeof err, isatty(2) ? vt_progress_say : NULL, &pr);
+    if (pr.shown >= 0)
+        fputs("\r\033[K", stderr); /* the line taken away again */
+    if (r == 0)
         return 0;
     fprintf(stderr, "vramtrace: %s\n", err);
     return -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vramtrace.h"
 #include "vt_dumpfile.h"
@@ -754,7 +755,11 @@ static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt
     return vt_df_fail(p, "unknown record '%s'", key);
 }
 
-int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
+static int vt_df_parse_all(FILE *f, const char *path, struct vt_dumpfile *d, char *err, size_t errlen,
+                           vt_df_progress_fn progress, void *arg);
+
+int vt_dumpfile_read_progress(const char *path, struct vt_dumpfile *d, char *err, size_t errlen,
+                              vt_df_progress_fn progress, void *arg)
 {
     memset(d, 0, sizeof *d);
     FILE *f = fopen(path, "r");
@@ -762,9 +767,14 @@ int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t 
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    int r = vt_dumpfile_parse(f, path, d, err, errlen);
+    int r = vt_df_parse_all(f, path, d, err, errlen, progress, arg);
     fclose(f);
     return r;
+}
+
+int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
+{
+    return vt_dumpfile_read_progress(path, d, err, errlen, NULL, NULL);
 }
 
 static int vt_stack_cmp(const void *a, const void *b)
@@ -986,6 +996,14 @@ out:
 
 int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
 {
+    return vt_df_parse_all(f, path, d, err, errlen, NULL, NULL);
+}
+
+static int vt_df_parse_all(FILE *f, const char *path, struct vt_dumpfile *d, char *err, size_t errlen,
+                           vt_df_progress_fn progress, void *arg)
+{
+    struct stat st;
+    uint64_t size = progress && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
     struct vt_df_parser p = {.path = path, .err = err, .errlen = errlen};
     struct vt_df_caps cap = {0};
     memset(d, 0, sizeof *d);
@@ -995,6 +1013,10 @@ int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *er
     int ended = 0, seen = 0, r = 0;
     while (r == 0 && (len = vt_df_getline(f, &line, &linecap)) != -1) {
         p.line++;
+        if (size && !(p.line & 0xffff)) {
+            off_t at = ftello(f);
+            progress(arg, at > 0 ? (uint64_t)at : 0, size);
+        }
         if (len < 0) {
             r = len == -2 ? vt_df_fail(&p, "line longer than %u bytes: not a vramtrace dump", VT_DF_MAX_LINE)
                           : vt_df_fail(&p, "out of memory");

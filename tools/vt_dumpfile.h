@@ -245,6 +245,10 @@ struct vt_dumpfile {
 
 /* Reads path. On failure returns -1 and writes "PATH:LINE: what is wrong" into err. */
 int vt_dumpfile_read(const char *path, struct vt_dumpfile *d, char *err, size_t errlen);
+/* The same, telling progress(arg, bytes read, file size) every 65,536 lines, for a long read. */
+typedef void (*vt_df_progress_fn)(void *arg, uint64_t done, uint64_t size);
+int vt_dumpfile_read_progress(const char *path, struct vt_dumpfile *d, char *err, size_t errlen,
+                              vt_df_progress_fn progress, void *arg);
 /* The same from an open stream; name is what error messages call it. */
 int vt_dumpfile_parse(FILE *f, const char *name, struct vt_dumpfile *d, char *err, size_t errlen);
 void vt_dumpfile_free(struct vt_dumpfile *d);
