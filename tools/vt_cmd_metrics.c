@@ -64,6 +64,13 @@ static int vt_write_metrics(const char *dump, const char *file, int top)
     return ok ? 0 : -1;
 }
 
+static double vt_mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 int vt_metrics_loop(long pid, const char *file, double interval, int top, const char *dir_opt, double timeout, int once)
 {
     struct sigaction sa = {.sa_handler = vt_on_stop};
@@ -73,8 +80,10 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, const 
     sigaction(SIGHUP, &sa, NULL);
     unsigned long long born = vt_proc_start(pid);
     int failures = 0, written = 0;
+    double next = vt_mono_s();
     while (!vt_stop && born && vt_proc_start(pid) == born) {
         char path[1][VT_DUMP_PATH];
+        next += interval;
         int r = vt_dump_request(&pid, 1, dir_opt, timeout, !written, path);
         if (r == 0) {
             if (vt_write_metrics(path[0], file, top) == 0)
@@ -89,9 +98,15 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, const 
         }
         if (once)
             return written ? 0 : 1;
-        /* The next one at the interval, looking every 0.2 s whether the process is still there. */
-        for (double waited = 0; waited < interval && !vt_stop; waited += 0.2) {
-            struct timespec ts = {0, 200000000};
+        /* The next one an interval after this one began (a dump's own time does not stretch the period; a
+         * dump that took longer than the interval is followed at once), looking every 0.2 s whether the
+         * process is still there. */
+        double now = vt_mono_s();
+        if (next < now)
+            next = now;
+        while (!vt_stop && (now = vt_mono_s()) < next) {
+            double left = next - now < 0.2 ? next - now : 0.2;
+            struct timespec ts = {0, (long)(left * 1e9)};
             nanosleep(&ts, NULL);
             if (vt_proc_start(pid) != born)
                 break;
