@@ -81,10 +81,13 @@ runs_note() { c=$(note_cmd) && [ -n "$c" ] && eval "$c" > "$W/r" 2>&1; }
 fake() { env LD_LIBRARY_PATH="$B/fake" "$@"; }
 
 fake "$V" run --dir "$W/n1" -- "$B/tests/prog_plain" > /dev/null 2> "$W/err"; cp "$W/err" "$W/out"
-[ "$(grep -c '^vramtrace: ' "$W/err")" = 1 ] &&
+pid=$(sed -n 's/^vramtrace: running .* as pid \([0-9]*\); dumps go to .*/\1/p' "$W/err")
+[ "$(grep -c '^vramtrace: ' "$W/err")" = 2 ] && [ -n "$pid" ] &&
+  grep -q "^vramtrace: running $B/tests/prog_plain as pid $pid; dumps go to $W/n1 (vramtrace dump $pid takes one)$" "$W/err" &&
+  [ -f "$W/n1/vramtrace.$pid.1.dump" ] &&
   grep -q "^vramtrace: 1 dump in $W/n1; read it with: vramtrace report $W/n1/vramtrace\.[0-9]*\.1\.dump$" "$W/err" &&
   runs_note && grep -q '^process ' "$W/r"
-check "run's program ends saying where its one dump is and the report that reads it (which runs)"
+check "run says the program's pid and dump directory at start; it ends saying where its one dump is and the report that reads it (which runs)"
 
 ok=1
 for req in 300:diff 500:trend; do
@@ -98,18 +101,21 @@ done
 check "several dumps (interval and exit): how many, and the diff of two or the trend of three (which runs)"
 
 fake "$V" run --dir "$W/n3" -- bash -c '"$1" 20 > /dev/null; true' sh "$B/tests/cuda_leak" > /dev/null 2> "$W/err"; cp "$W/err" "$W/out"
-[ "$(grep -c '^vramtrace: ' "$W/err")" = 1 ] &&
+[ "$(grep -c '^vramtrace: ' "$W/err")" = 2 ] &&
   grep -q "^vramtrace: pid [0-9]* wrote no dump (it made no CUDA call); the processes it started wrote 1 in $W/n3, the last: vramtrace report " "$W/err" &&
   runs_note && grep -q 'cuda_leak' "$W/r"
 check "a launcher (bash) that made no CUDA call names its child's dump; the child itself says nothing"
 
-fake env VRAMTRACE_END_NOTE_PID=0 "$V" run --dir "$W/n4" -- "$B/tests/prog_plain" > /dev/null 2> "$W/err"
+fake "$V" run --quiet --dir "$W/n4" -- "$B/tests/prog_plain" > /dev/null 2> "$W/err"
 fake env LD_PRELOAD="$B/libvramtrace.so" VRAMTRACE_DIR="$W/n4" "$B/tests/prog_plain" > /dev/null 2>> "$W/err"
-cp "$W/err" "$W/out"; ls "$W/n4" >> "$W/out"
-[ ! -s "$W/err" ] && [ "$(ls "$W/n4" | grep -c '\.dump$')" = 2 ]
-check "no note with VRAMTRACE_END_NOTE_PID=0, nor under a plain LD_PRELOAD (production stays quiet)"
+fake env VRAMTRACE_END_NOTE_PID=0 "$V" run --dir "$W/n4" -- "$B/tests/prog_plain" > /dev/null 2> "$W/err2"
+cp "$W/err" "$W/out"; cat "$W/err2" >> "$W/out"; ls "$W/n4" >> "$W/out"
+[ ! -s "$W/err" ] && [ "$(ls "$W/n4" | grep -c '\.dump$')" = 3 ] && [ "$(grep -c '^vramtrace: running ' "$W/err2")" = 1 ] &&
+  [ "$(wc -l < "$W/err2")" = 1 ]
+check "run --quiet says nothing, nor does a plain LD_PRELOAD (production stays quiet); VRAMTRACE_END_NOTE_PID=0: no end note"
 
 mkdir "$W/n5"
 fake "$V" run --dir "$W/n5/new" -- true 2> "$W/err"; cp "$W/err" "$W/out"
-[ -d "$W/n5/new" ] && grep -q "^vramtrace: pid [0-9]* wrote no dump in $W/n5/new (it made no CUDA call)$" "$W/err"
-check "run makes --dir; a program that never used CUDA says it wrote no dump"
+[ -d "$W/n5/new" ] && grep -q "^vramtrace: pid [0-9]* wrote no dump in $W/n5/new (it made no CUDA call)$" "$W/err" &&
+  (cd "$W/n5" && "$V" run -- true 2> "$W/err3") && grep -q "dumps go to $W/n5 (" "$W/err3"
+check "run makes --dir; a program that never used CUDA says it wrote no dump; without --dir the dumps go to the working directory"

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "vt_cmd.h"
+#include "vt_paths.h"
 #include "vt_settings.h"
 
 extern char **environ;
@@ -127,12 +128,35 @@ static void vt_start_metrics(const char *file, double interval)
                 c < 0 ? strerror(errno) : "fork failed");
 }
 
+/* Where the program's dumps will go, as the library will decide at its start (vt_config.c): VRAMTRACE_DIR,
+ * else the working directory when it is writable, else the private directory. */
+static void vt_dump_dir_said(char *out, size_t len)
+{
+    const struct vt_setting *s = vt_setting_find("VRAMTRACE_DIR");
+    const char *env = getenv(s->name);
+    char cwd[PATH_MAX], why[256];
+    double unused;
+    if (env && *env) {
+        char *abs = realpath(env, NULL);
+        snprintf(out, len, "%s", abs ? abs : env);
+        free(abs);
+    } else if (getcwd(cwd, sizeof cwd) && vt_setting_parse(s, cwd, &unused, why, sizeof why) == 0) {
+        snprintf(out, len, "%s", cwd);
+    } else if (vt_private_dir(out, len, geteuid(), getenv("TMPDIR")) < 0) {
+        snprintf(out, len, "a private directory");
+    }
+}
+
 int vt_cmd_run(int argc, char **argv)
 {
-    int i = 1;
+    int i = 1, quiet = 0;
     const char *metrics = NULL;
     double metrics_interval = 30;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
+            quiet = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--metrics") && i + 1 < argc) {
             metrics = argv[++i];
             continue;
@@ -187,9 +211,16 @@ int vt_cmd_run(int argc, char **argv)
     /* The program (this pid after the exec), not its children, says where its dumps are as it ends;
      * a value the user gave is kept (0: not said). */
     char pid[32];
-    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    snprintf(pid, sizeof pid, "%ld", quiet ? 0L : (long)getpid());
     if (!getenv("VRAMTRACE_END_NOTE_PID") && vt_setenv_opt("VRAMTRACE_END_NOTE_PID", pid) < 0)
         return VT_EXIT_USAGE;
+    /* As heaptrack and valgrind do: the pid to ask for dumps (this one: exec keeps it) and where they go. */
+    if (!quiet) {
+        char dir[PATH_MAX];
+        vt_dump_dir_said(dir, sizeof dir);
+        fprintf(stderr, "vramtrace: running %s as pid %ld; dumps go to %s (vramtrace dump %ld takes one)\n",
+                argv[i + 1], (long)getpid(), dir, (long)getpid());
+    }
     if (metrics)
         vt_start_metrics(metrics, metrics_interval);
     /* exec, not fork: the program keeps the pid a user sees (for vramtrace dump) and its own status. */

@@ -21,8 +21,10 @@ struct vt_verb {
 static const struct vt_verb vt_verbs[] = {
     {"run", "run [OPTIONS] -- CMD [ARGS...]",
      "Runs CMD with libvramtrace.so preloaded (found beside this command); it keeps its pid and exit status.\n"
-     "As it ends, CMD says on stderr where its dumps are and the command that reads them.",
-     {{"--metrics", "FILE", "keep FILE, Prometheus metrics of the program, up to date (vramtrace metrics)"},
+     "It says on stderr the pid and where dumps go; as it ends, CMD says where its dumps are and the command\n"
+     "that reads them.",
+     {{"--quiet", NULL, "say nothing: neither the pid and dump directory at start nor where the dumps are at the end"},
+      {"--metrics", "FILE", "keep FILE, Prometheus metrics of the program, up to date (vramtrace metrics)"},
       {"--metrics-interval", "S", "seconds between two metrics files (default 30)"}}},
     {"dump", "dump PID... | --children PID [--dir D] [--timeout S]",
      "Asks live processes for a dump each and prints the dumps' paths, one a line, once each is complete.",
