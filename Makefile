@@ -21,7 +21,11 @@ CARRIED_RUNPATH := libunwind.so.8 libdw.so.1 libelf.so.1
 
 SHARED_SRC := $(wildcard common/*.c)
 SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
-LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC)
+# The reader's parser, model and Prometheus renderer are also the library's: its metrics file
+# (VRAMTRACE_METRICS) has the reports' own figures (lib/dump/vt_metrics_file.c).
+READER_IN_LIB := tools/vt_dumpfile.c tools/vt_model.c tools/vt_metrics.c tools/vt_frame.c tools/vt_units.c \
+                 tools/vt_json.c tools/vt_views.c
+LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC) $(READER_IN_LIB)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # Only the hooks and the public API leave the library (lib/vramtrace.map says why).
 LIB_EXPORTS := -Wl,--version-script=lib/vramtrace.map
@@ -186,7 +190,7 @@ $(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS)
 SAN_CC ?= gcc
 SAN_PLAIN := lib/hooks/vt_dlsym.c lib/hooks/vt_real.c
 SAN_SRC := $(filter-out $(SAN_PLAIN),$(LIB_SRC))
-SAN_FLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -fPIC $(INCS) -I$(CUDA_HOME)/include
+SAN_FLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -fPIC $(INCS) -Itools -I$(CUDA_HOME)/include
 $(BUILD)/san-plain/%.o: %.c $(HDRS) | check-deps
 	@mkdir -p $(dir $@)
 	$(SAN_CC) $(SAN_FLAGS) -c $< -o $@

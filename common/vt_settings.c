@@ -43,6 +43,12 @@ const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_CUPY_BLOCKS", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
      "CuPy's blocks with their Python call sites, through a memory hook on the main thread from the first dump on",
      NULL},
+    {"VRAMTRACE_METRICS", "--metrics", VT_SET_FILE, 0, 0, 0, "none", NULL,
+     "keep this file up to date with Prometheus metrics of the process (%p in the name: its pid)", NULL},
+    {"VRAMTRACE_METRICS_INTERVAL", "--metrics-interval", VT_SET_NUMBER, 1, 86400, 0, "30", "seconds",
+     "seconds between two writes of the metrics file", NULL},
+    {"VRAMTRACE_METRICS_TOP", NULL, VT_SET_INT, 1, 1000, 0, "10", "sites",
+     "call sites in the metrics file (the largest by live bytes)", NULL},
     {"VRAMTRACE_END_NOTE_PID", NULL, VT_SET_INT, 1, 4194304, 1, "0", NULL,
      "the process (by pid) that says as it ends where its dumps are and the command to read them "
      "(vramtrace run sets it to the program's pid)",
@@ -161,6 +167,39 @@ int vt_setting_parse(const struct vt_setting *s, const char *v, double *num, cha
             return -1;
         }
         *num = sig;
+        return 0;
+    }
+    case VT_SET_FILE: {
+        /* The file may not exist yet: its directory must, writable; the name itself not a directory. */
+        struct stat st;
+        char dir[3072];
+        const char *slash = strrchr(v, '/');
+        if (!*v || strlen(v) > 3000 || (slash && !slash[1])) {
+            snprintf(why, len, "is %s", !*v ? "empty" : strlen(v) > 3000 ? "too long" : "a directory, not a file");
+            return -1;
+        }
+        if (!slash)
+            strcpy(dir, ".");
+        else if (slash == v)
+            strcpy(dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - v), v);
+        if (stat(v, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(why, len, "is a directory, not a file");
+            return -1;
+        }
+        if (stat(dir, &st) != 0) {
+            snprintf(why, len, "cannot be used: its directory %s: %s", dir, strerror(errno));
+            return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            snprintf(why, len, "cannot be used: %s is not a directory", dir);
+            return -1;
+        }
+        if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+            snprintf(why, len, "cannot be used: its directory %s is not writable: %s", dir, strerror(errno));
+            return -1;
+        }
         return 0;
     }
     case VT_SET_DIR: {

@@ -13,6 +13,7 @@ enum vt_setting_type {
     VT_SET_NUMBER, /* a decimal number in [lo, hi]; zero_off: 0 is also allowed and means off */
     VT_SET_SIGNAL, /* a signal name or number vramtrace may use, or none */
     VT_SET_DIR,    /* an existing directory the process can write in */
+    VT_SET_FILE,   /* a file to write, in an existing directory the process can write in */
     VT_SET_CHOICE, /* one of the words choices[] (its index); on and off as for BOOL: the last, the first */
 };
 

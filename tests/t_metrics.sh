@@ -1,14 +1,15 @@
 #!/bin/sh
 # TAP: Prometheus metrics. `vramtrace report --prometheus` gives a dump's figures in the text exposition
 # format that `promtool check metrics` (Debian's prometheus; make test installs it) accepts, equal to
-# the report's own; `vramtrace run --metrics FILE` keeps FILE up to date beside a live program on the
-# fake driver and removes it when the program ends; bad uses fail plainly.
+# the report's own; VRAMTRACE_METRICS (`vramtrace run --metrics FILE`) has the library keep FILE up to
+# date inside a live program on the fake driver and remove it when the program ends; `vramtrace
+# metrics PID` does it from outside; bad uses fail plainly.
 . "$(dirname "$0")/tap.sh"
 export LD_LIBRARY_PATH=$B/fake
 value() { # value FILE METRIC: the value of the metric's first series
   sed -n "s/^$2{[^}]*} //p" "$1" | head -1
 }
-echo "1..11"
+echo "1..14"
 
 command -v promtool > /dev/null
 check "promtool is installed (prometheus)"
@@ -40,17 +41,18 @@ check "call sites named as the report names them, those sharing a name added up 
   [ "$(grep -c '^vramtrace_site_live_bytes{' "$W/m2.prom")" = 2 ] && [ "$(grep -c '^vramtrace_site_live_allocations{' "$W/m2.prom")" = 2 ]
 check "--top 2: two site series per family"
 
-# A live program: the fake driver's leaking server, with the metrics file kept every second.
+# A live program: the fake driver's leaking server; the library keeps the file every second.
 mkdir "$W/d"
-"$V" run --dir "$W/d" --metrics "$W/live.prom" --metrics-interval 1 -- "$B/tests/cuda_leak" 6000 > "$W/prog.out" 2>&1 &
+"$V" run --quiet --dir "$W/d" --metrics "$W/live.prom" --metrics-interval 1 -- "$B/tests/cuda_leak" 6000 > "$W/prog.out" 2>&1 &
 run=$!
 for i in $(seq 50); do [ -s "$W/live.prom" ] && break; sleep 0.1; done
 cp "$W/live.prom" "$W/first.prom" 2> /dev/null
 promtool check metrics < "$W/first.prom" > "$W/out" 2>&1 && grep -q "^vramtrace_reserved_bytes{pid=\"$run\",program=\"cuda_leak\",device=\"0\"} " "$W/first.prom"
-check "run --metrics: the file appears within 5 s, accepted by promtool, named by the program's pid"
+check "run --metrics (VRAMTRACE_METRICS): the file appears within 5 s, accepted by promtool, named by the program's pid"
 
-ps -o ppid= -p "$(pgrep -x vt-metrics | head -1)" > "$W/out" 2>&1 && [ "$(tr -d ' ' < "$W/out")" != "$run" ]
-check "the metrics process is not the program's child"
+ls /proc/$run/task | wc -l > "$W/out"; pgrep -P $run >> "$W/out"; ls "$W/d" >> "$W/out"
+[ "$(ls /proc/$run/task | wc -l)" = 2 ] && ! pgrep -P $run > /dev/null && [ -z "$(ls "$W/d")" ]
+check "written by the library's dumper thread: no other process, no thread but the program's and the dumper, no dump file"
 
 sleep 2.5
 a=$(value "$W/first.prom" vramtrace_allocated_bytes)
@@ -61,13 +63,43 @@ check "the file is rewritten: allocated grows with the leak"
 
 wait $run
 st=$?
-for i in $(seq 20); do [ -e "$W/live.prom" ] || pgrep -x vt-metrics > /dev/null || break; sleep 0.1; done
-echo "status $st; file left: $(ls "$W/live.prom" 2>&1); metrics process: $(pgrep -x vt-metrics)" > "$W/out"
-[ $st = 0 ] && [ ! -e "$W/live.prom" ] && ! pgrep -x vt-metrics > /dev/null
-check "when the program ends (status 0 kept), the file is removed and the metrics process is gone"
+echo "status $st; left: $(ls "$W"/live.prom* 2>&1)" > "$W/out"
+[ $st = 0 ] && [ ! -e "$W/live.prom" ] && [ -z "$(ls "$W" | grep 'live\.prom\..*tmp')" ]
+check "when the program ends (status 0 kept), the file is removed, and no temporary file is left"
 
 ls "$W/d" > "$W/out"; [ "$(ls "$W/d" | wc -l)" = 1 ] && ls "$W/d" | grep -q "^vramtrace\.$run\.[0-9]*\.dump$"
-check "the dumps the metrics were read from are removed: only the program's exit dump is left"
+check "no dump files for the metrics: only the program's exit dump is in the dump directory"
+
+# An idle program: the file's device figures are those of the report of a dump taken meanwhile.
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/d" VRAMTRACE_METRICS="$W/idle-%p.prom" VRAMTRACE_METRICS_INTERVAL=1 \
+  LD_PRELOAD="$B/libvramtrace.so" "$B/tests/prog_driver" sleep 4000 > /dev/null 2>&1 &
+idle=$!
+for i in $(seq 50); do [ -s "$W/idle-$idle.prom" ] && break; sleep 0.1; done
+sleep 1.2
+dump=$("$V" dump $idle 2> "$W/out")
+"$V" report --prometheus "$dump" > "$W/rep.prom" 2>> "$W/out"
+grep '^vramtrace_[a-z_]*_bytes{' "$W/idle-$idle.prom" | grep -v _site_ > "$W/a"
+grep '^vramtrace_[a-z_]*_bytes{' "$W/rep.prom" | grep -v _site_ > "$W/b"
+cat "$W/a" "$W/b" >> "$W/out"
+[ -s "$W/a" ] && cmp -s "$W/a" "$W/b"
+check "VRAMTRACE_METRICS with %p under a plain LD_PRELOAD: FILE-PID; its device figures equal report --prometheus of a dump"
+
+# Two processes, one file without %p: the first keeps it, the second says so once.
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/d" VRAMTRACE_METRICS="$W/one.prom" LD_PRELOAD="$B/libvramtrace.so" \
+  "$B/tests/prog_driver" sleep 2000 > /dev/null 2>&1 &
+first=$!
+for i in $(seq 50); do [ -s "$W/one.prom" ] && break; sleep 0.1; done
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/d" VRAMTRACE_METRICS="$W/one.prom" LD_PRELOAD="$B/libvramtrace.so" \
+  "$B/tests/prog_driver" sleep 300 > /dev/null 2> "$W/second.err"
+grep -q "pid=\"$first\"" "$W/one.prom" && cp "$W/second.err" "$W/out" &&
+  grep -q "another process keeps $W/one.prom: this one keeps no metrics file (put %p in VRAMTRACE_METRICS" "$W/second.err"
+check "without %p one process keeps the file; another says so and keeps none"
+kill $idle $first 2> /dev/null; wait $idle $first 2> /dev/null
+
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_METRICS="$W/nodir/x.prom" "$V" run -q -- true > "$W/out" 2>&1
+st=$?
+[ $st = 2 ] && grep -q "VRAMTRACE_METRICS=$W/nodir/x.prom cannot be used: its directory $W/nodir: No such file or directory" "$W/out"
+check "a metrics file in no directory: run refuses it (exit 2), naming the directory"
 
 "$V" metrics --once "$run" > "$W/out" 2>&1
 st1=$?

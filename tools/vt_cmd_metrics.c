@@ -3,13 +3,9 @@
  * interval it asks the process for a dump (as `vramtrace dump` does: only a process that catches the
  * signal is signalled), reads it with the reports' own accounting, writes the metrics beside FILE and
  * renames them into place (a scrape never sees half a file), and removes the dump. When the process
- * ends, or this command is stopped, FILE is removed, so no stale figures are scraped. `vramtrace run
- * --metrics FILE` starts this beside the program it runs.
- *
- * The figures come from dumps rather than from the library itself because they are the report's:
- * allocated, cached, releasable and fragmented need the caching allocators' views, which only the
- * reader's model computes (one accounting, not two that could disagree). A dump costs the process a
- * few milliseconds (docs/performance.md), once per interval. */
+ * ends, or this command is stopped, FILE is removed, so no stale figures are scraped. It is for a
+ * process started without VRAMTRACE_METRICS, with which the library keeps such a file itself
+ * (lib/dump/vt_metrics_file.c, the same renderer). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,33 +99,6 @@ static int vt_check_settings(void)
     return bad ? -1 : 0;
 }
 
-/* --metrics FILE: a process of ours beside the program keeps FILE up to date (vt_cmd_metrics.c). It is
- * forked twice, before the exec, so that it is never the program's child (a program that waits for any
- * child, or counts SIGCHLD, would meet it) and it follows the program by its pid, which exec keeps. */
-static void vt_start_metrics(const char *file, double interval)
-{
-    long me = (long)getpid();
-    pid_t c = fork();
-    if (c == 0) {
-        pid_t g = fork();
-        if (g == 0) {
-            /* Not the program's stdin or stdout: a pipe reading the program's output ends with it. */
-            prctl(PR_SET_NAME, "vt-metrics"); /* told apart from the program in ps and top */
-            int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-            if (null >= 0) {
-                dup2(null, 0);
-                dup2(null, 1);
-            }
-            _exit(vt_metrics_loop(me, file, interval, 10, NULL, 30, 0));
-        }
-        _exit(g < 0);
-    }
-    int st = 0;
-    if (c < 0 || waitpid(c, &st, 0) != c || st != 0)
-        fprintf(stderr, "vramtrace run: cannot start the metrics process: %s (the program runs without it)\n",
-                c < 0 ? strerror(errno) : "fork failed");
-}
-
 /* Where the program's dumps will go, as the library will decide at its start (vt_config.c): VRAMTRACE_DIR,
  * else the working directory when it is writable, else the private directory. */
 static void vt_dump_dir_said(char *out, size_t len)
@@ -150,22 +121,9 @@ static void vt_dump_dir_said(char *out, size_t len)
 int vt_cmd_run(int argc, char **argv)
 {
     int i = 1, quiet = 0;
-    const char *metrics = NULL;
-    double metrics_interval = 30;
     for (; i < argc && strcmp(argv[i], "--"); i++) {
         if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             quiet = 1;
-            continue;
-        }
-        if (!strcmp(argv[i], "--metrics") && i + 1 < argc) {
-            metrics = argv[++i];
-            continue;
-        }
-        if (!strcmp(argv[i], "--metrics-interval") && i + 1 < argc) {
-            char *end;
-            metrics_interval = strtod(argv[++i], &end);
-            if (*end || !(metrics_interval >= 1 && metrics_interval <= 86400))
-                return vt_usage_error("run", "--metrics-interval wants seconds from 1 to 86400, not '%s'", argv[i]);
             continue;
         }
         const struct vt_setting *s = vt_setting_for_opt(argv[i]);
@@ -221,8 +179,6 @@ int vt_cmd_run(int argc, char **argv)
         fprintf(stderr, "vramtrace: running %s as pid %ld; dumps go to %s (vramtrace dump %ld takes one)\n",
                 argv[i + 1], (long)getpid(), dir, (long)getpid());
     }
-    if (metrics)
-        vt_start_metrics(metrics, metrics_interval);
     /* exec, not fork: the program keeps the pid a user sees (for vramtrace dump) and its own status. */
     execvp(argv[i + 1], argv + i + 1);
     fprintf(stderr, "vramtrace run: cannot run %s: %s\n", argv[i + 1], strerror(errno));

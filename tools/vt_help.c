@@ -23,9 +23,7 @@ static const struct vt_verb vt_verbs[] = {
      "Runs CMD with libvramtrace.so preloaded (found beside this command); it keeps its pid and exit status.\n"
      "It says on stderr the pid and where dumps go; as it ends, CMD says where its dumps are and the command\n"
      "that reads them.",
-     {{"--quiet", NULL, "say nothing: neither the pid and dump directory at start nor where the dumps are at the end"},
-      {"--metrics", "FILE", "keep FILE, Prometheus metrics of the program, up to date (vramtrace metrics)"},
-      {"--metrics-interval", "S", "seconds between two metrics files (default 30)"}}},
+     {{"--quiet", NULL, "say nothing: neither the pid and dump directory at start nor where the dumps are at the end"}}},
     {"dump", "dump PID... | --children PID [--dir D] [--timeout S]",
      "Asks live processes for a dump each and prints the dumps' paths, one a line, once each is complete.",
      {{"--children", "PID", "every process under PID that has the library loaded"},
@@ -114,7 +112,7 @@ int vt_help_verb(FILE *f, const char *name)
                 continue;
             char help[256];
             snprintf(help, sizeof help, "%s (%s, default %s)", s->meaning, s->name, s->dflt);
-            vt_opt_line(f, s->run_opt, s->type == VT_SET_DIR ? "DIR" : s->type == VT_SET_SIGNAL ? "SIG" : "N", help);
+            vt_opt_line(f, s->run_opt, s->type == VT_SET_DIR ? "DIR" : s->type == VT_SET_FILE ? "FILE" : s->type == VT_SET_SIGNAL ? "SIG" : "N", help);
         }
         fputs("\nsettings read from the environment (VRAMTRACE_NAME=value; run checks them all first):\n", f);
         for (size_t i = 0; i < vt_nsettings; i++)

@@ -36,6 +36,8 @@ static const struct {
     {"VRAMTRACE_TORCH_HISTORY", offsetof(struct vt_config, torch_history), 0},
     {"VRAMTRACE_TORCH_SAMPLE", offsetof(struct vt_config, torch_sample), 0},
     {"VRAMTRACE_CUPY_BLOCKS", offsetof(struct vt_config, cupy_blocks), 0},
+    {"VRAMTRACE_METRICS_INTERVAL", offsetof(struct vt_config, metrics_interval), 1},
+    {"VRAMTRACE_METRICS_TOP", offsetof(struct vt_config, metrics_top), 0},
     {"VRAMTRACE_END_NOTE_PID", offsetof(struct vt_config, end_note_pid), 0},
 };
 
@@ -89,6 +91,25 @@ static void vt_config_dir(void)
                vt_cfg.dir[0] ? vt_cfg.dir : "the private directory $TMPDIR/vramtrace-<uid>");
 }
 
+/* VRAMTRACE_METRICS: checked and made absolute now, like the dump directory; a bad one is said and
+ * no file is kept. */
+static void vt_config_metrics(void)
+{
+    const struct vt_setting *s = vt_setting_find("VRAMTRACE_METRICS");
+    const char *v = getenv(s->name);
+    char why[256];
+    double unused;
+    if (!v || !*v)
+        return;
+    if (vt_setting_parse(s, v, &unused, why, sizeof why) == 0) {
+        if (vt_absolute(v, vt_cfg.metrics, sizeof vt_cfg.metrics) == 0)
+            return;
+        snprintf(why, sizeof why, "is too long");
+    }
+    vt_cfg.metrics[0] = 0;
+    vt_say("%s=%s %s; no metrics file is kept", s->name, v, why);
+}
+
 void vt_config_load(void)
 {
     memset(&vt_cfg, 0, sizeof vt_cfg);
@@ -107,6 +128,7 @@ void vt_config_load(void)
             vt_say("%s=%s %s; using %s", s->name, env, why, s->dflt);
     }
     vt_config_dir();
+    vt_config_metrics();
     /* A misspelt setting would be ignored without a word. */
     for (char **e = environ; *e; e++) {
         char name[128];

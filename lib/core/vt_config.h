@@ -23,6 +23,9 @@ struct vt_config {
     int py_native_depth; /* native frames kept above Python frames */
     int py_walk;        /* read frames from the interpreter's memory on the allocating thread */
     double py_wait;     /* ms a thread that released the GIL waits for its frames; 0: only GIL holders */
+    char metrics[PATH_MAX]; /* absolute, %p not yet replaced; empty: no metrics file (vt_metrics_file.h) */
+    double metrics_interval;
+    int metrics_top;
     int end_note_pid;   /* the process that says where its dumps are as it ends (vt_endnote.h); 0: none */
 };
 

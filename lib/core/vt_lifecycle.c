@@ -15,6 +15,7 @@
 #include "vt_dump.h"
 #include "vt_dumper.h"
 #include "vt_endnote.h"
+#include "vt_metrics_file.h"
 #include "vt_driver_graph.h"
 #include "vt_lifecycle.h"
 #include "vt_selfcost.h"
@@ -107,6 +108,7 @@ static void vt_atfork_child(void)
     vt_selfcost_atfork_child();
     vt_graph_atfork_child();
     vt_nvtx_atfork_child();
+    vt_metrics_file_atfork_child();
     /* The child is quiet until it makes a CUDA call of its own (its signal handler, inherited, stays). */
     atomic_store(&vt_active, 0);
 }
@@ -139,6 +141,7 @@ __attribute__((destructor)) static void vt_fini(void)
         want = 0;
     }
     vt_dumper_exit(want);
+    vt_metrics_file_remove();
     vt_endnote_say();
     errno = saved;
 }

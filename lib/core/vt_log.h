@@ -14,6 +14,7 @@ enum vt_once {
     VT_ONCE_PYTHON,
     VT_ONCE_EXIT,
     VT_ONCE_REPLY,
+    VT_ONCE_METRICS,
     VT_ONCE_COUNT
 };
 

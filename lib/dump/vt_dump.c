@@ -505,3 +505,21 @@ out:
     vt_snapshot_free(&s);
     return r;
 }
+
+int vt_dump_write_fd(int fd, enum vt_reason reason, const char *bridge, struct vt_snapshot *given)
+{
+    struct vt_snapshot s;
+    if (given)
+        s = *given;
+    else if (vt_table_snapshot(&s) < 0)
+        return -1;
+    struct vt_out o;
+    int r = -1;
+    if (vt_out_open(&o, fd) == 0) {
+        /* Seq 0: no file of the series; the reader takes any number. */
+        vt_write_body(&o, reason, 0, &s, bridge);
+        r = vt_out_finish(&o);
+    }
+    vt_snapshot_free(&s);
+    return r;
+}

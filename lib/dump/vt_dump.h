@@ -21,6 +21,10 @@ struct vt_snapshot;
 int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len,
                   char *why, size_t whylen);
 
+/* The same dump written to fd (no file of the series, no name taken; seq 0), for the metrics file
+ * (vt_metrics_file.h). 0, or -1 (out of memory, or errno of the write). */
+int vt_dump_write_fd(int fd, enum vt_reason reason, const char *bridge, struct vt_snapshot *given);
+
 /* The directory dumps of this process go to, when known without making one (NULL: the private
  * directory, not made yet). */
 const char *vt_dump_dir_used(void);

@@ -17,6 +17,7 @@
 #include "vt_config.h"
 #include "vt_history.h"
 #include "vt_dumper.h"
+#include "vt_metrics_file.h"
 #include "vt_log.h"
 #include "vt_signal.h"
 #include "vt_table.h"
@@ -115,7 +116,8 @@ static void vt_keep_interval(const char *path)
 }
 
 /* A dump of the dumper's own (signal, interval, oom): bridges first, with no lock of ours held. */
-static int vt_dump_own(enum vt_reason reason, char *path, size_t len, char *why, size_t whylen)
+/* A dump of the dumper's own: a file of the series, or (metrics) the metrics file's figures. */
+static int vt_dump_own_to(enum vt_reason reason, int metrics, char *path, size_t len, char *why, size_t whylen)
 {
     atomic_store(&vt_own_busy, 1);
     if (atomic_load(&vt_exiting)) { /* checked after the flag is up: vt_dumper_quiesce sees one or the other */
@@ -125,12 +127,20 @@ static int vt_dump_own(enum vt_reason reason, char *path, size_t len, char *why,
         return -1;
     }
     struct vt_snapshot snap;
-    int have_snap;
+    int have_snap, r = 0;
     char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
-    int r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len, why, whylen);
+    if (metrics)
+        vt_metrics_file_write(bridge, have_snap ? &snap : NULL);
+    else
+        r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len, why, whylen);
     free(bridge);
     atomic_store(&vt_own_busy, 0);
     return r;
+}
+
+static int vt_dump_own(enum vt_reason reason, char *path, size_t len, char *why, size_t whylen)
+{
+    return vt_dump_own_to(reason, 0, path, len, why, whylen);
 }
 
 static void vt_serve_sync(void)
@@ -181,10 +191,14 @@ static void *vt_dumper_main(void *arg)
     (void)arg;
     uint64_t interval_ns = vt_cfg.interval > 0 ? (uint64_t)(vt_cfg.interval * 1e9) : 0;
     uint64_t next_interval = interval_ns ? vt_now_ns() + interval_ns : 0, oom_after = 0;
+    /* The metrics file: first at once (it is there as soon as the program uses CUDA), then at its period. */
+    uint64_t metrics_ns = vt_metrics_file_on() ? (uint64_t)(vt_cfg.metrics_interval * 1e9) : 0;
+    uint64_t next_metrics = metrics_ns ? vt_now_ns() : 0;
     for (;;) {
         int hist_ms = vt_history_wait_ms();
         uint64_t now = vt_now_ns();
         uint64_t due = vt_min_due(next_interval, hist_ms >= 0 ? now + (uint64_t)hist_ms * 1000000u : 0);
+        due = vt_min_due(due, next_metrics);
         if (atomic_load(&vt_want_oom))
             due = vt_min_due(due, oom_after > now ? oom_after : now);
         if (due && due <= now) {
@@ -202,7 +216,7 @@ static void *vt_dumper_main(void *arg)
         vt_dumper_progress();
         vt_serve_sync();
         if (atomic_load(&vt_exiting)) {
-            next_interval = 0; /* nothing follows the exit dump: sleep until the process ends */
+            next_interval = next_metrics = 0; /* nothing follows the exit dump: sleep until the process ends */
             atomic_store(&vt_want_oom, 0);
             continue;
         }
@@ -215,6 +229,13 @@ static void *vt_dumper_main(void *arg)
         }
         if (atomic_exchange(&vt_want_signal, 0))
             vt_serve_signal();
+        if (next_metrics && vt_now_ns() >= next_metrics) {
+            vt_dump_own_to(VT_REASON_INTERVAL, 1, NULL, 0, NULL, 0);
+            /* Period from start to start; after a late one, the next a period later. */
+            next_metrics += metrics_ns;
+            if (next_metrics < vt_now_ns())
+                next_metrics = vt_now_ns() + metrics_ns;
+        }
         if (next_interval && vt_now_ns() >= next_interval) {
             char path[4096];
             if (vt_dump_own(VT_REASON_INTERVAL, path, sizeof path, NULL, 0) == 0)

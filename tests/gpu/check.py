@@ -585,6 +585,31 @@ def check_safety(folder):
                   m.group(2) == "0", line)
 
 
+# ---- 7b: the metrics file kept by the library (VRAMTRACE_METRICS) ----
+def check_metrics(name, folder):
+    rows = json_lines(os.path.join(folder, "out.txt"), "metrics") if os.path.exists(os.path.join(folder, "out.txt")) else []
+    if not rows:
+        check(name + " ran", False, f"see {folder}/out.txt")
+        return
+    r = rows[0]
+    got = {}
+    for line in r["file"].splitlines():
+        m = re.match(r'vramtrace_(\w+)_bytes\{pid="(\d+)",program="[^"]*",device="0"\} (\d+)$', line)
+        if m and int(m.group(2)) == r["pid"]:
+            got[m.group(1)] = int(m.group(3))
+    check(name + " the file was rewritten (twice after the memory settled), named by the pid",
+          r["writes_seen"] >= 2 and "allocated" in got, f"{r['writes_seen']} writes seen; figures {got}")
+    check(name + " allocated = torch.cuda.memory_allocated(), reserved = memory_reserved()",
+          got.get("allocated") == r["allocated"] and got.get("reserved") == r["reserved"],
+          f"file allocated {got.get('allocated')} reserved {got.get('reserved')}; torch {r['allocated']} {r['reserved']}")
+    check(name + " cached = reserved - allocated; releasable within it",
+          got.get("cached") == r["reserved"] - r["allocated"] and 0 <= got.get("releasable", -1) <= got.get("cached", 0),
+          f"cached {got.get('cached')} releasable {got.get('releasable')}")
+    left = open(os.path.join(folder, "left.txt")).read().split()
+    check(name + " removed when the program ended", not [f for f in left if f.startswith("m-") and f.endswith(".prom")],
+          f"left: {left}")
+
+
 # ---- 8: a process that never touches CUDA ----
 def check_nocuda(name, folder):
     bare = [r["seconds"] for r in json_lines(os.path.join(folder, "bare.txt"), "nocuda")]
@@ -680,6 +705,7 @@ def main():
         ("numba leak", lambda: check_requests("6b numba leak", f"{folder}/requests-numba-leak/out.txt", "numba", "leak")),
         ("jax preallocated", lambda: check_jax("7 JAX preallocated", f"{folder}/jax-true/out.txt")),
         ("jax on demand", lambda: check_jax("7 JAX on demand", f"{folder}/jax-false/out.txt")),
+        ("metrics", lambda: check_metrics("7b metrics file", f"{folder}/metrics")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
         ("safety", lambda: check_safety(folder)),
         ("readme", lambda: check_readme(folder)),

@@ -114,6 +114,14 @@ for pre in true false; do
 done
 fi
 
+# 7b: the metrics file the library keeps (VRAMTRACE_METRICS) in a PyTorch process.
+if want metrics; then
+d=$(scenario metrics)
+"$B/vramtrace" run --quiet --dir "$d/dumps" --metrics "$d/m-%p.prom" --metrics-interval 1 -- \
+  python3 tests/gpu/metrics_prog.py "$d/m-%p.prom" > "$d/out.txt" 2>&1
+ls "$d" > "$d/left.txt"
+fi
+
 # 8: no CUDA at all; bare and preloaded runs interleaved.
 if want nocuda; then
 d=$(scenario nocuda)
