@@ -9,7 +9,7 @@ export LD_LIBRARY_PATH=$B/fake
 value() { # value FILE METRIC: the value of the metric's first series
   sed -n "s/^$2{[^}]*} //p" "$1" | head -1
 }
-echo "1..14"
+echo "1..15"
 
 command -v promtool > /dev/null
 check "promtool is installed (prometheus)"
@@ -95,6 +95,18 @@ grep -q "pid=\"$first\"" "$W/one.prom" && cp "$W/second.err" "$W/out" &&
   grep -q "another process keeps $W/one.prom: this one keeps no metrics file (put %p in VRAMTRACE_METRICS" "$W/second.err"
 check "without %p one process keeps the file; another says so and keeps none"
 kill $idle $first 2> /dev/null; wait $idle $first 2> /dev/null
+
+# A program that forks a child which uses CUDA too: with %p each keeps (and removes) its own file;
+# without, the child finds the parent's lock and says so.
+mkdir "$W/fk"
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/fk" VRAMTRACE_METRICS="$W/fk/a-%p.prom" LD_PRELOAD="$B/libvramtrace.so" \
+  "$B/tests/prog_driver" fork > "$W/fk.out" 2> "$W/fk.err"
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/fk" VRAMTRACE_METRICS="$W/fk/b.prom" LD_PRELOAD="$B/libvramtrace.so" \
+  "$B/tests/prog_driver" fork >> "$W/fk.out" 2>> "$W/fk.err"
+cat "$W/fk.out" "$W/fk.err" > "$W/out"; ls "$W/fk" >> "$W/out"
+[ "$(grep -c '^child ' "$W/fk.out")" = 2 ] && [ -z "$(ls "$W/fk" | grep '\.prom$')" ] &&
+  [ "$(grep -c 'another process keeps' "$W/fk.err")" = 1 ] && [ "$(grep -c 'another process keeps' "$W/fk.err")" = "$(grep -c vramtrace: "$W/fk.err")" ]
+check "a forked child: its own file with %p (both removed at their ends); without %p it says another keeps it"
 
 env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_METRICS="$W/nodir/x.prom" "$V" run -q -- true > "$W/out" 2>&1
 st=$?
