@@ -90,15 +90,16 @@ pid=$(sed -n 's/^vramtrace: running .* as pid \([0-9]*\); dumps go to .*/\1/p' "
 check "run says the program's pid and dump directory at start; it ends saying where its one dump is and the report that reads it (which runs)"
 
 ok=1
+long=$(printf 'a-long-directory-name%.0s' 1 2 3 4 5 6 7 8 9 10) # the diff's two paths: a line of ~1,000 characters
 for req in 300:diff 500:trend; do
-  rm -rf "$W/n2"
-  fake "$V" run --dir "$W/n2" --interval 1 -- "$B/tests/cuda_leak" "${req%:*}" > /dev/null 2> "$W/err"; cat "$W/err" >> "$W/out"
-  ndumps=$(ls "$W/n2" | grep -c '\.dump$')
-  grep -q "^vramtrace: $ndumps dumps in $W/n2; see what gr[a-z]* with: vramtrace ${req#*:} " "$W/err" &&
+  rm -rf "$W/n2" && mkdir -p "$W/n2/$long" && n2=$W/n2/$long
+  fake "$V" run --dir "$n2" --interval 1 -- "$B/tests/cuda_leak" "${req%:*}" > /dev/null 2> "$W/err"; cat "$W/err" >> "$W/out"
+  ndumps=$(ls "$n2" | grep -c '\.dump$')
+  grep -q "^vramtrace: $ndumps dumps in $n2; see what gr[a-z]* with: vramtrace ${req#*:} " "$W/err" &&
     runs_note && grep -q 'remember_request_for_debugging' "$W/r" || ok=0
 done
 [ $ok = 1 ]
-check "several dumps (interval and exit): how many, and the diff of two or the trend of three (which runs)"
+check "several dumps (interval and exit): how many, and the diff of two or the trend of three (which runs, long paths whole)"
 
 fake "$V" run --dir "$W/n3" -- bash -c '"$1" 20 > /dev/null; true' sh "$B/tests/cuda_leak" > /dev/null 2> "$W/err"; cp "$W/err" "$W/out"
 [ "$(grep -c '^vramtrace: ' "$W/err")" = 2 ] &&

@@ -36,7 +36,7 @@ static void vt_write_err(const char *buf, size_t len)
 static void vt_vsay(const char *fmt, va_list ap)
 {
     int saved = errno;
-    char buf[512];
+    char buf[4352]; /* a line may name two paths: the closing line's diff command (vt_endnote.c) */
     int n = snprintf(buf, sizeof buf, "vramtrace: ");
     int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
     if (m < 0)
