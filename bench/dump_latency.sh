@@ -1,6 +1,7 @@
 #!/bin/sh
-# How long a dump of a PyTorch serving process takes to come back, dump after dump, with the metrics
-# sidecar asking for its own every 2 s: the seconds `vramtrace dump` waited for each, the dump's own
+# How long a dump of a PyTorch serving process takes to come back, dump after dump, with a metrics file
+# kept every 2 s (`run --metrics`: until 237afc6 a process beside the program asking for dumps, since then
+# the library itself): the seconds `vramtrace dump` waited for each, the dump's own
 # account of the GIL wait and of the time spent in the interpreter (its `python` record), and when the
 # metrics file was rewritten. Needs a GPU and torch.
 #   sh bench/dump_latency.sh [SECONDS] [DUMPS]

@@ -1,5 +1,5 @@
-/* vt_endnote.h. The dumps are found by listing the directory, not from the library's own count: a
- * metrics process deletes the dumps it asked for, and a user may have moved some. A process that wrote
+/* vt_endnote.h. The dumps are found by listing the directory, not from the library's own count:
+ * `vramtrace metrics` deletes the dumps it asked for, and a user may have moved some. A process that wrote
  * none (a launcher such as torchrun or a shell script, whose children do the CUDA work) names the
  * newest dump other processes wrote there since it started. */
 #include <dirent.h>
