@@ -17,7 +17,6 @@
 #include "vt_cmd.h"
 #include "vt_dumpfile.h"
 #include "vt_metrics.h"
-#include "vt_model.h"
 
 static volatile sig_atomic_t vt_stop;
 
@@ -27,37 +26,18 @@ static void vt_on_stop(int sig)
     vt_stop = 1;
 }
 
-/* The metrics of one dump into file, through a temporary file beside it. */
+/* The metrics of one dump into file (vt_metrics_put). */
 static int vt_write_metrics(const char *dump, const char *file, int top)
 {
     struct vt_dumpfile d;
-    struct vt_model m;
+    char why[4400];
     if (vt_load(dump, &d) < 0)
         return -1;
-    if (vt_model_build(&d, VT_MODEL_NO_SYMBOLS, &m) < 0) {
-        vt_dumpfile_free(&d);
-        fprintf(stderr, "vramtrace metrics: out of memory\n");
-        return -1;
-    }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f != NULL;
-    if (f) {
-        vt_metrics_text(f, &m, top);
-        ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
-        ok = fclose(f) == 0 && ok;
-        ok = ok && rename(tmp, file) == 0;
-    }
-    if (!ok) {
-        int why = errno;
-        if (f)
-            unlink(tmp);
-        fprintf(stderr, "vramtrace metrics: cannot write %s: %s\n", file, strerror(why));
-    }
-    vt_model_free(&m);
+    int r = vt_metrics_put(&d, file, top, why, sizeof why);
+    if (r < 0)
+        fprintf(stderr, "vramtrace metrics: %s\n", why);
     vt_dumpfile_free(&d);
-    return ok ? 0 : -1;
+    return r;
 }
 
 static double vt_mono_s(void)

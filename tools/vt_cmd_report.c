@@ -548,9 +548,10 @@ int vt_cmd_report(int argc, char **argv)
     int rc = 0;
     if (o.pprof)
         rc = vt_pprof_write(o.pprof, &m, o.device, o.path) < 0;
-    else if (o.prometheus)
-        vt_metrics_text(stdout, &m, (int)o.top);
-    else if (o.json)
+    else if (o.prometheus) {
+        if ((rc = vt_metrics_text(stdout, &m, (int)o.top) < 0))
+            fprintf(stderr, "vramtrace: out of memory\n");
+    } else if (o.json)
         vt_report_json(stdout, &o, &m);
     else if (o.folded)
         vt_report_folded(&o, &m);

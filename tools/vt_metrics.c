@@ -5,15 +5,16 @@
  * one textfile directory. Call sites are named as the text report names them ("handle (serve.py:88)"),
  * and sites that share that name, kind and class are added up: the labels stay few and stable from
  * one scrape to the next (top N only; a site's full stack is in the dump). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vt_format.h"
+#include "vt_hash.h"
 #include "vt_metrics.h"
-
-#define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
-#include <uthash.h>
 
 /* A label value, escaped as the format asks (backslash, double quote, newline). */
 static void vt_label(FILE *f, const char *key, const char *v)
@@ -95,8 +96,9 @@ static int vt_msite_cmp(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-static void vt_sites(FILE *f, const struct vt_model *m, int top)
+static int vt_sites(FILE *f, const struct vt_model *m, int top)
 {
+    int oom = 0;
     struct vt_msite *set = NULL, *e, *t;
     size_t n = 0;
     for (size_t i = 0; i < m->nsites; i++) {
@@ -109,8 +111,10 @@ static void vt_sites(FILE *f, const struct vt_model *m, int top)
             len = (int)strlen(key);
         HASH_FIND(hh, set, key, (size_t)len, e);
         if (!e) {
-            if (!(e = calloc(1, sizeof *e + (size_t)len + 1)))
+            if (!(e = calloc(1, sizeof *e + (size_t)len + 1))) {
+                oom = 1;
                 break;
+            }
             memcpy(e->key, key, (size_t)len);
             e->first = s;
             HASH_ADD(hh, set, key, (size_t)len, e);
@@ -120,6 +124,7 @@ static void vt_sites(FILE *f, const struct vt_model *m, int top)
         e->count += s->count;
     }
     struct vt_msite **order = n ? malloc(n * sizeof *order) : NULL;
+    oom |= n && !order;
     size_t k = 0;
     HASH_ITER(hh, set, e, t) {
         if (order)
@@ -151,11 +156,49 @@ static void vt_sites(FILE *f, const struct vt_model *m, int top)
         HASH_DEL(set, e);
         free(e);
     }
+    return oom ? -1 : 0;
 }
 
-void vt_metrics_text(FILE *f, const struct vt_model *m, int top)
+int vt_metrics_put(const struct vt_dumpfile *d, const char *file, int top, char *why, size_t len)
+{
+    struct vt_model m;
+    if (vt_model_build(d, VT_MODEL_NO_SYMBOLS, &m) < 0) {
+        snprintf(why, len, "out of memory");
+        return -1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int err = f ? 0 : errno;
+    if (f) {
+        int oom = vt_metrics_text(f, &m, top) < 0;
+        if (fflush(f) != 0 || ferror(f))
+            err = errno ? errno : EIO;
+        if (fclose(f) != 0 && !err)
+            err = errno;
+        if (!err && oom)
+            err = ENOMEM;
+        if (!err && rename(tmp, file) != 0)
+            err = errno;
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    if (err) {
+        if (err == ENOMEM)
+            snprintf(why, len, "out of memory");
+        else
+            snprintf(why, len, "cannot write %s: %s", file, strerror(err));
+        unlink(tmp);
+    }
+    vt_model_free(&m);
+    return err ? -1 : 0;
+}
+
+int vt_metrics_text(FILE *f, const struct vt_model *m, int top)
 {
     const struct vt_dumpfile *d = m->d;
+    vt_hash_oom = 0;
     static const struct {
         const char *name, *help;
         size_t field;
@@ -198,5 +241,5 @@ void vt_metrics_text(FILE *f, const struct vt_model *m, int top)
     }
     vt_process_value(f, m, "vramtrace_dump_timestamp_seconds", "gauge", "When the figures were taken (Unix time).",
                      d->time_wall / 1000000000u);
-    vt_sites(f, m, top);
+    return vt_sites(f, m, top) < 0 || vt_hash_oom ? -1 : 0;
 }

@@ -8,13 +8,13 @@
 
 #include "vt_format.h"
 #include "vt_frame.h"
+#include "vt_hash.h"
 #include "vt_json.h"
 #include "vt_model.h"
 #include "vt_symbols.h"
 #include "vt_units.h"
 
-#define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
-#include <uthash.h>
+#include "vt_hash.h"
 
 struct vt_site_ix {
     UT_hash_handle hh;
@@ -635,6 +635,7 @@ static void vt_overhead_parts(const struct vt_dumpfile *d, struct vt_dev *v)
 int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
 {
     int full = (flags & VT_MODEL_FULL_STACKS) != 0;
+    vt_hash_oom = 0;
     memset(m, 0, sizeof *m);
     m->d = d;
     if (!(m->names = calloc(1, sizeof(struct vt_frame_name *))))
@@ -864,6 +865,10 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         HASH_ADD_KEYPTR(hh, final->head, m->sites[i].key, strlen(m->sites[i].key), &final->nodes[i]);
     }
     m->index = final;
+    if (vt_hash_oom) { /* an element some table could not take: the model is not whole */
+        vt_model_free(m);
+        return -1;
+    }
     return 0;
 }
 

@@ -115,8 +115,8 @@ static void vt_keep_interval(const char *path)
     }
 }
 
-/* A dump of the dumper's own (signal, interval, oom): bridges first, with no lock of ours held. */
-/* A dump of the dumper's own: a file of the series, or (metrics) the metrics file's figures. */
+/* A dump of the dumper's own (signal, interval, oom), or (metrics) the metrics file's figures: bridges
+ * first, with no lock of ours held. */
 static int vt_dump_own_to(enum vt_reason reason, int metrics, char *path, size_t len, char *why, size_t whylen)
 {
     atomic_store(&vt_own_busy, 1);

@@ -24,7 +24,6 @@
 #include "vt_log.h"
 #include "vt_metrics.h"
 #include "vt_metrics_file.h"
-#include "vt_model.h"
 #include "vt_sigguard.h"
 #include "vt_table.h"
 
@@ -97,11 +96,10 @@ int vt_metrics_file_on(void)
     return vt_mf_state > 0;
 }
 
-/* The metrics of the dump in fd (read from its start) into the file, through FILE.PID.tmp. */
+/* The metrics of the dump in fd (read from its start) into the file (vt_metrics_put). */
 static int vt_mf_render(int fd, char *why, size_t len)
 {
     struct vt_dumpfile d;
-    struct vt_model m;
     FILE *in = lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "r") : NULL;
     if (!in) {
         snprintf(why, len, "cannot read the dump back: %s", strerror(errno));
@@ -112,29 +110,7 @@ static int vt_mf_render(int fd, char *why, size_t len)
     fclose(in);
     if (r < 0)
         return -1;
-    if (vt_model_build(&d, VT_MODEL_NO_SYMBOLS, &m) < 0) {
-        vt_dumpfile_free(&d);
-        snprintf(why, len, "out of memory");
-        return -1;
-    }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", vt_mf_path, (long)getpid());
-    int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    FILE *f = out >= 0 ? fdopen(out, "w") : NULL;
-    r = f ? 0 : -1;
-    if (f) {
-        vt_metrics_text(f, &m, vt_cfg.metrics_top);
-        r = fflush(f) == 0 && !ferror(f) ? 0 : -1;
-        r = fclose(f) == 0 ? r : -1;
-        r = r == 0 && rename(tmp, vt_mf_path) == 0 ? 0 : -1;
-    } else if (out >= 0) {
-        close(out);
-    }
-    if (r < 0) {
-        snprintf(why, len, "cannot write %s: %s", vt_mf_path, strerror(errno));
-        unlink(tmp);
-    }
-    vt_model_free(&m);
+    r = vt_metrics_put(&d, vt_mf_path, vt_cfg.metrics_top, why, len);
     vt_dumpfile_free(&d);
     return r;
 }

@@ -12,10 +12,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <uthash.h>
 
 #include "vt_call.h"
 #include "vt_driver_graph.h"
+#include "vt_hash.h"
 #include "vt_real.h"
 
 struct vt_gnode {
@@ -44,6 +44,16 @@ static struct vt_ggraph *vt_ggraphs;
 static struct vt_gexec *vt_gexecs;
 static atomic_int vt_g_any; /* a memory node was ever made: launches look */
 
+/* A graph's record and its nodes, out of the table already. */
+static void vt_ggraph_free(struct vt_ggraph *g)
+{
+    for (struct vt_gnode *x = g->nodes, *next; x; x = next) {
+        next = x->next;
+        free(x);
+    }
+    free(g);
+}
+
 static void vt_gnode_add(uint64_t graph, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free)
 {
     struct vt_gnode *n = calloc(1, sizeof *n);
@@ -55,7 +65,12 @@ static void vt_gnode_add(uint64_t graph, uint64_t dptr, uint64_t size, uint32_t 
     HASH_FIND(hh, vt_ggraphs, &graph, sizeof graph, g);
     if (!g && (g = calloc(1, sizeof *g))) {
         g->graph = graph;
+        vt_hash_oom = 0;
         HASH_ADD(hh, vt_ggraphs, graph, sizeof g->graph, g);
+        if (vt_hash_oom) { /* not taken: the node goes untracked, as below */
+            free(g);
+            g = NULL;
+        }
     }
     if (g) {
         n->next = g->nodes;
@@ -189,7 +204,10 @@ static void vt_graph_moved(uint64_t child, uint64_t parent)
             free(c);
         } else {
             c->graph = parent;
+            vt_hash_oom = 0;
             HASH_ADD(hh, vt_ggraphs, graph, sizeof c->graph, c);
+            if (vt_hash_oom)
+                vt_ggraph_free(c); /* not taken: its nodes go untracked */
         }
     }
     pthread_mutex_unlock(&vt_g_lock);
@@ -258,7 +276,10 @@ static void vt_gexec_add(CUresult r, CUgraphExec *exec, CUgraph graph)
         HASH_DEL(vt_gexecs, old);
         free(old);
     }
+    vt_hash_oom = 0;
     HASH_ADD(hh, vt_gexecs, exec, sizeof e->exec, e);
+    if (vt_hash_oom)
+        free(e); /* not taken: its launches are not counted */
     pthread_mutex_unlock(&vt_g_lock);
 }
 
@@ -373,11 +394,7 @@ CUresult cuGraphDestroy(CUgraph graph)
         HASH_FIND(hh, vt_ggraphs, &key, sizeof key, g);
         if (g) {
             HASH_DEL(vt_ggraphs, g);
-            for (struct vt_gnode *x = g->nodes, *next; x; x = next) {
-                next = x->next;
-                free(x);
-            }
-            free(g);
+            vt_ggraph_free(g);
         }
         pthread_mutex_unlock(&vt_g_lock);
     }

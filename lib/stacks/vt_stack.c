@@ -37,8 +37,6 @@
 #include "vt_table.h"
 #include "vt_tcache.h"
 
-__thread int vt_hash_oom __attribute__((tls_model("initial-exec")));
-
 #define VT_STACK_SHARDS 16
 static struct {
     pthread_mutex_t lock;

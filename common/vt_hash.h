@@ -1,6 +1,8 @@
 /* uthash, configured so that running out of memory inside the program never exits it: a failed
  * insert sets vt_hash_oom (thread-local: tables under different locks are filled at once) and the
- * element is not added. */
+ * element is not added. The library's tables use it, and so does the reader's model and metrics
+ * renderer, which run inside the library too (its metrics file): a caller resets vt_hash_oom, fills
+ * its tables, and fails as out of memory when it is set (common/vt_hash.c defines it). */
 #ifndef VT_HASH_H
 #define VT_HASH_H
 
