@@ -7,7 +7,9 @@
 # bench/evict.c built as a shared object) touches N random cache lines of a large buffer before each
 # request, as a real program's work evicts the library's data. Prints the median microseconds per
 # request of several batches (or takes turns, bench/turns.py). BENCH_DISTINCT=1: the 40 frames are 40
-# functions of their own (as a model's forward pass is), not one recursing.
+# functions of their own (as a model's forward pass is), not one recursing. BENCH_ASYNC=1: stream-ordered
+# allocations (cudaMallocAsync/cudaFreeAsync, as torch's cudaMallocAsync backend makes for every tensor),
+# each freed 16 requests after it was made, as a layer's activations live a few operators.
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
 import os
@@ -36,6 +38,23 @@ def serve(size):
         evict(EVICT)
     alloc(ref, 256 + work)
     free(p)
+
+
+if os.environ.get("BENCH_ASYNC") == "1":
+    alloc_async, free_async = lib.cudaMallocAsync, lib.cudaFreeAsync
+    free_async.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    live = [ctypes.c_void_p() for _ in range(16)]
+    refs = [ctypes.byref(q) for q in live]
+    turn = [0]
+
+    def serve(size):
+        work = sum(range(size % 7 + 8))
+        if evict:
+            evict(EVICT)
+        i = turn[0] = (turn[0] + 1) % 16
+        if live[i].value:
+            free_async(live[i], None)
+        alloc_async(refs[i], 256 + work, None)
 
 
 # Four ways down at each of the last LEVELS levels: 4 ** LEVELS call paths, as many different stacks.

@@ -188,6 +188,56 @@ static void test_two_devices(void)
     run_free(&r);
 }
 
+/* Allocations live and freed while they wait in their thread's batch (lib/table/vt_pending.h): the
+ * dumps hold exactly the live ones, whichever thread frees and whether a batch was full, folded by a
+ * dump, by a free from another thread, or at its thread's end. */
+static void test_batches(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"batch", NULL};
+    char buf[32];
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    if (!ok(r.status == 0 && n == 3, "batch: two API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; stderr: %s", r.status, n, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    ok(out_value(&r, "freehost-async", buf, sizeof buf) && strcmp(buf, "0"), "cuMemFreeHost of an async pointer failed");
+    size_t even = 0, odd = 0, bad = 0;
+    for (size_t i = 0; i < d[0].nallocs; i++) {
+        const struct vt_df_alloc *a = &d[0].allocs[i];
+        if (a->size >= 1024 && a->size < 1624) {
+            even += (a->size - 1024) % 2 == 0;
+            odd += (a->size - 1024) % 2 == 1;
+            bad += a->size == 1024 + 598;
+        }
+    }
+    is_u64(even, 299, "the 300 kept, but the one cuMemFree freed");
+    is_u64(odd + bad, 0, "none of those freed in their batch, nor the cuMemFree'd one");
+    ok(find_alloc(&d[0], 1024 + 596) != NULL, "the one whose free failed is kept");
+    is_u64(count_allocs(&d[0], "async", NULL, 7777), 4, "the thread's 8 less the 4 the main thread freed from its batch");
+    is_u64(vt_df_counter(&d[0], "unknown_frees"), 0, "no free unknown");
+    ok(vt_df_counter(&d[0], "batch_freed") >= 301, "freed in their batch: the 300 odd ones and more (%llu)",
+       (unsigned long long)vt_df_counter(&d[0], "batch_freed"));
+    is_u64(count_allocs(&d[1], "async", NULL, 8888), 2, "the ended thread's batch entered the table at its end");
+    is_u64(count_allocs(&d[1], "async", NULL, 7777), 4, "its 4 others still there");
+    is_u64(d[1].nallocs, 299 + 4 + 2, "nothing else");
+    for (int k = 0; k < 2; k++) {
+        uint64_t allocs = 0, frees = 0;
+        for (size_t j = 0; j < d[k].napis; j++) {
+            allocs += d[k].apis[j].allocs;
+            frees += d[k].apis[j].frees;
+        }
+        ok(allocs - frees == d[k].nallocs, "dump %d: allocations - frees = live entries (%llu - %llu, %zu)", k + 1,
+           (unsigned long long)allocs, (unsigned long long)frees, d[k].nallocs);
+    }
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 /* Entries put in the allocating thread's own shard of the table are found by a free from another
  * thread, and an address handed out again to another thread after a free we did not see replaces the
  * stale entry (vt_table.c's hint). */
@@ -432,6 +482,7 @@ static void test_capture(void)
 int main(void)
 {
     test_cross_thread();
+    test_batches();
     test_two_devices();
     test_vmm();
     test_pool();

@@ -22,6 +22,7 @@
 #include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_nvtx.h"
+#include "vt_pending.h"
 #include "vt_pycapture.h"
 #include "vt_pystack.h"
 #include "vt_real.h"
@@ -81,6 +82,7 @@ static void vt_atfork_prepare(void)
 {
     vt_stack_atfork_prepare();
     vt_pystack_atfork_prepare();
+    vt_pending_atfork_prepare(); /* before the table's: a batch's lock is taken before the table's */
     vt_table_atfork_prepare();
     vt_stripe_atfork_prepare(); /* last: a thread picking its stripe holds no other lock of ours meanwhile */
 }
@@ -89,6 +91,7 @@ static void vt_atfork_parent(void)
 {
     vt_stripe_atfork_parent();
     vt_table_atfork_parent();
+    vt_pending_atfork_parent();
     vt_pystack_atfork_parent();
     vt_stack_atfork_parent();
 }
@@ -97,6 +100,7 @@ static void vt_atfork_child(void)
 {
     vt_stripe_atfork_child();
     vt_table_atfork_child();
+    vt_pending_atfork_child();
     vt_pystack_atfork_child();
     vt_stack_atfork_child();
     vt_pycapture_atfork_child();

@@ -318,6 +318,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         {"unwatched_lookups", offsetof(struct vt_counters, unwatched_lookups)},
         {"dropped", offsetof(struct vt_counters, dropped)},
         {"replaced", offsetof(struct vt_counters, replaced)},
+        {"batch_freed", offsetof(struct vt_counters, batch_freed)},
         {VT_CTR_OOM_EVENTS, offsetof(struct vt_counters, oom_events)},
         {"last_seq", offsetof(struct vt_counters, seq)},
         {"snapshot_hold_ns", offsetof(struct vt_counters, snap_hold_ns)},

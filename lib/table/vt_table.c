@@ -27,6 +27,7 @@
 #include "vt_index.h"
 #include "vt_lock.h"
 #include "vt_log.h"
+#include "vt_pending.h"
 #include "vt_slab.h"
 #include "vt_stripe.h"
 #include "vt_table.h"
@@ -357,6 +358,8 @@ void vt_table_add(struct vt_alloc *a)
     a->space = vt_space_of(a->kind);
     vt_stamp(NULL, &a->time_ns, &a->tid);
     vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1);
+    if (vt_pending_kind(a->kind) && vt_pending_add(a))
+        return;
     struct vt_shard *sh = vt_shard_mine();
     vt_replace_elsewhere(a, sh);
     vt_mutex_lock(&sh->lock);
@@ -367,6 +370,59 @@ void vt_table_add(struct vt_alloc *a)
     if (kept)
         vt_hint_set(a->addr, a->space, sh);
     else
+        vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
+}
+
+/* Another shard's entry for a's address, older than a: taken out as replaced (vt_table_fold). */
+static void vt_replace_older_elsewhere(const struct vt_alloc *a, const struct vt_shard *mine)
+{
+    struct vt_shard *sh = vt_hint_get(a->addr, a->space);
+    if (!sh || sh == mine)
+        return;
+    vt_mutex_lock(&sh->lock);
+    uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
+    if (old != VT_SLAB_NONE && vt_slab_entry(&sh->slab, old)->time_ns < a->time_ns) {
+        vt_take_locked(sh, old, NULL);
+        sh->c.replaced++;
+    }
+    vt_mutex_unlock(&sh->lock);
+}
+
+void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *flags, size_t n)
+{
+    pthread_once(&vt_shards_once, vt_shards_init);
+    struct vt_shard *sh = &vt_shards[stripe % VT_SHARDS];
+    for (size_t i = 0; i < n; i++)
+        vt_replace_older_elsewhere(&e[i], sh);
+    int lost = 0;
+    vt_mutex_lock(&sh->lock);
+    for (size_t i = 0; i < n; i++) {
+        const struct vt_alloc *a = &e[i];
+        vt_count_alloc_locked(&sh->c, a->api, a->kind, a->size);
+        /* The table's entry for the address, from before a free we did not see, is replaced by a newer
+         * one, even one freed since; an entry newer than this one means this one's free went unseen. */
+        uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
+        int stale = 0;
+        if (old != VT_SLAB_NONE) {
+            if (vt_slab_entry(&sh->slab, old)->time_ns < a->time_ns)
+                vt_take_locked(sh, old, NULL);
+            else
+                stale = 1;
+            sh->c.replaced++;
+        }
+        if (stale || flags[i] != VT_PEND_LIVE) {
+            vt_count_free_locked(&sh->c, a->api, a->kind, a->size, 1);
+            sh->c.replaced += flags[i] == VT_PEND_REPLACED;
+            sh->c.batch_freed += flags[i] == VT_PEND_FREED;
+            continue;
+        }
+        if (vt_insert_locked(sh, a))
+            vt_hint_set(a->addr, a->space, sh);
+        else
+            lost = 1;
+    }
+    vt_mutex_unlock(&sh->lock);
+    if (lost)
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
 }
 
@@ -412,9 +468,8 @@ int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep)
     return 0;
 }
 
-int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
+static int vt_remove_any(uint64_t addr, uint8_t space, struct vt_alloc *out)
 {
-    uint8_t space = vt_space_of(kind_space);
     /* The thread's own shard first: most memory is freed by the thread that allocated it, and the hint,
      * one byte of a 1 MiB table, is a cache miss of its own. */
     struct vt_shard *mine = vt_shard_mine();
@@ -429,6 +484,19 @@ int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out
         if (&vt_shards[i] != hinted && &vt_shards[i] != mine && vt_remove_in(&vt_shards[i], addr, space, out, 1))
             return 1;
     return 0;
+}
+
+int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
+{
+    uint8_t space = vt_space_of(kind_space);
+    /* The thread's own batch first: what it allocated lately. */
+    if (vt_pending_take(addr, space, out))
+        return 1;
+    if (vt_remove_any(addr, space, out))
+        return 1;
+    /* Another thread's batch may hold it (memory handed to this thread): every batch enters the table,
+     * and one more look. */
+    return vt_pending_fold_all() && vt_remove_any(addr, space, out);
 }
 
 void vt_table_restore(const struct vt_alloc *a)
@@ -709,6 +777,7 @@ static void vt_counters_add(struct vt_counters *to, const struct vt_counters *fr
         to->reserved_rest[d] += from->reserved_rest[d];
     to->replaced += from->replaced;
     to->dropped += from->dropped;
+    to->batch_freed += from->batch_freed;
 }
 
 /* Everything but the entries, with every lock held: counters, physical handles, pools, the rest. 0, or
@@ -759,6 +828,9 @@ int vt_table_snapshot(struct vt_snapshot *s)
 {
     memset(s, 0, sizeof *s);
     pthread_mutex_lock(&vt_snap_mu);
+    /* What the threads' batches hold is in the table from this moment; what they take after it is
+     * newer than the snapshot. */
+    vt_pending_fold_all();
     size_t cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0;
     size_t cap[VT_SHARDS], base[VT_SHARDS], hw[VT_SHARDS];
     uint64_t head_t0, head_ns = 0;

@@ -104,6 +104,7 @@ struct vt_counters {
     int64_t reserved_rest[VT_MAX_DEVICES]; /* the table's own: bytes not yet in the shared total */
     int32_t max_device; /* highest device ordinal seen, -1 for none */
     uint64_t unknown_frees, unwatched_lookups, dropped, replaced, oom_events;
+    uint64_t batch_freed; /* allocations freed while still in their thread's batch (vt_pending.h) */
     uint64_t snap_hold_ns; /* the longest a lock of the table was held in one go by this snapshot */
     uint64_t seq;
 };
@@ -159,6 +160,12 @@ void vt_count_unknown_free(void);
 void vt_count_unwatched(const char *name);
 void vt_count_dropped(void);
 void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result, uint64_t free_then);
+
+/* For vt_pending.c: a thread's batch of new entries (stamped, with their space) enters the table, in the
+ * shard of stripe: each is counted allocated, and those flagged freed or replaced are counted freed too
+ * and left out. */
+enum { VT_PEND_LIVE, VT_PEND_FREED, VT_PEND_REPLACED };
+void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *flags, size_t n);
 
 int vt_table_snapshot(struct vt_snapshot *s);
 void vt_snapshot_free(struct vt_snapshot *s);

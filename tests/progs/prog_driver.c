@@ -651,6 +651,52 @@ NOINLINE void *xthread_make(void *arg)
     return NULL;
 }
 
+/* Stream-ordered allocations waiting in their thread's batch before they enter the table
+ * (lib/table/vt_pending.h, 256 a batch). The main thread makes 600 of 1024 + i bytes and frees every odd
+ * one at once (in its batch); of the last batch's, one is freed by cuMemFree and one's cuMemFreeHost fails
+ * (kept). A thread makes 8 of 7777 bytes and waits while the main thread frees 4 of them (still in that
+ * thread's batch) and dumps; then it makes 2 of 8888, leaves them in its batch and ends; the main thread
+ * dumps again. */
+static CUdeviceptr batch_theirs[8];
+static pthread_barrier_t batch_sync;
+
+NOINLINE void *batch_thread(void *arg)
+{
+    (void)arg;
+    CUdeviceptr p;
+    ctx();
+    for (int i = 0; i < 8; i++)
+        prog_check(cuMemAllocAsync(&batch_theirs[i], 7777, 0) == CUDA_SUCCESS, "thread async");
+    pthread_barrier_wait(&batch_sync);
+    pthread_barrier_wait(&batch_sync);
+    for (int i = 0; i < 2; i++)
+        prog_check(cuMemAllocAsync(&p, 8888, 0) == CUDA_SUCCESS, "thread async, left at its end");
+    return NULL;
+}
+
+static void mode_batch(void)
+{
+    static CUdeviceptr p[600];
+    pthread_t t;
+    ctx();
+    for (int i = 0; i < 600; i++) {
+        prog_check(cuMemAllocAsync(&p[i], 1024 + (size_t)i, 0) == CUDA_SUCCESS, "async");
+        if (i % 2)
+            prog_check(cuMemFreeAsync(p[i], 0) == CUDA_SUCCESS, "free async");
+    }
+    prog_check(cuMemFree(p[598]) == CUDA_SUCCESS, "cuMemFree of an async pointer in the batch");
+    printf("freehost-async %d\n", (int)cuMemFreeHost((void *)(uintptr_t)p[596]));
+    prog_check(pthread_barrier_init(&batch_sync, NULL, 2) == 0 && pthread_create(&t, NULL, batch_thread, NULL) == 0,
+               "thread");
+    pthread_barrier_wait(&batch_sync);
+    for (int i = 0; i < 4; i++)
+        prog_check(cuMemFreeAsync(batch_theirs[i], 0) == CUDA_SUCCESS, "free of the thread's");
+    prog_dump();
+    pthread_barrier_wait(&batch_sync);
+    pthread_join(t, NULL);
+    prog_dump();
+}
+
 /* A pool declares a driver allocation as its segment (vramtrace_pool_segment, found with dlsym as a
  * program that also runs without the library would): not at an address inside it, yes at its start. */
 static void mode_poolseg(void)
@@ -708,7 +754,10 @@ NOINLINE void fork_child_alloc(size_t n)
 
 static void mode_fork(void)
 {
+    CUdeviceptr waiting;
     exit_leak_alloc(5555);
+    /* In the parent's batch at the fork (lib/table/vt_pending.h): the parent's, never the child's. */
+    prog_check(cuMemAllocAsync(&waiting, 5556, 0) == CUDA_SUCCESS, "async before the fork");
     fflush(stdout);
     pid_t pid = fork();
     prog_check(pid >= 0, "fork");
@@ -814,6 +863,8 @@ int main(int argc, char **argv)
         mode_poolseg();
     else if (!strcmp(mode, "xthread"))
         mode_xthread();
+    else if (!strcmp(mode, "batch"))
+        mode_batch();
     else if (!strcmp(mode, "threads"))
         mode_threads(argc > 2 ? atoi(argv[2]) : 200);
     else if (!strcmp(mode, "exit"))

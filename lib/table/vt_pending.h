@@ -1,0 +1,36 @@
+/* Each thread's newest stream-ordered allocations and allocator blocks, held in a batch of its own before
+ * they enter the table (lib/table/vt_pending.c). Under torch's cudaMallocAsync backend every tensor is
+ * one of these, and most die within a few hundred allocations of their birth: one freed while still in
+ * its thread's batch never touches the table's shared index, slab, counters or hints, and the rest
+ * enter it a batch at a time, under one hold of the shard's lock. Everything that reads the table (a
+ * snapshot, a free that found nothing) folds the batches in first, so what it sees is exact. */
+#ifndef VT_PENDING_H
+#define VT_PENDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vt_table.h"
+
+/* Whether allocations of this kind wait in their thread's batch: kinds whose bytes count in no peak
+ * (a batch's short-lived entries would be missed by a peak taken as they enter the table) and whose
+ * free names one address. */
+static inline int vt_pending_kind(int kind)
+{
+    return kind == VT_KIND_ASYNC || kind == VT_KIND_BLOCK;
+}
+
+/* a: stamped (time, tid), with its space. 1: kept in the calling thread's batch; 0: no batch (our own
+ * memory ran out, or a fork is under way): the caller puts it in the table itself. */
+int vt_pending_add(const struct vt_alloc *a);
+/* A free: takes (addr, space) out of the calling thread's own batch. 1 when it was there (copied to out
+ * when out is not NULL); its allocation and free are counted when the batch is folded. */
+int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out);
+/* Folds every thread's batch into the table; the number of entries folded. */
+size_t vt_pending_fold_all(void);
+
+void vt_pending_atfork_prepare(void);
+void vt_pending_atfork_parent(void);
+void vt_pending_atfork_child(void);
+
+#endif
