@@ -54,7 +54,7 @@ print("%s: library %.1f us a token (hooks %.1f: Python frames %s, native frames 
   else
     echo "${conf%%:*}: no self cost (run failed)"; tail -3 /tmp/one.txt
   fi
-  grep -E '^counter py_' "$2" 2>/dev/null | tr '\n' ' '; echo
+  grep -E '^counter (py_|batch_freed|replaced|unknown_frees)' "$2" 2>/dev/null | tr '\n' ' '; echo
 done
 # torch records block history only with its native allocator
 [ "$ALLOC" = async ] && exit 0

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vt_pylayouts.h"
 #include "vt_pylines.h"
 #include "vt_pywalk.h"
 
@@ -249,6 +250,41 @@ VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l,
     return (uintptr_t)(head * 0x9e3779b97f4a7c15ull ^ (uint64_t)len);
 }
 
+/* The code object's fingerprint, which tells it from another made later at the same address: from 3.11
+ * its line table's address and its qualified name's length and first characters (by content: a name
+ * freed with its code object is often made again at the same address, as code.replace() in a loop
+ * shows), read from the code object's line vt_complete read and from the name; else its file, name, line
+ * table and first line. A memo (3.12+) keeps it, so that a walk reads neither: this is the walk's rare
+ * path (a code object not in the memo), kept out of its loop. */
+static __attribute__((noinline, cold)) uint32_t vt_code_print(struct vt_rd *rd, const struct vt_pylayout *l,
+                                                              const struct vt_pytypes *t, const void *code,
+                                                              struct vt_pycode_memos *m, struct vt_pycode_memo *memo,
+                                                              struct vt_pycode_memo *known)
+{
+    uintptr_t file = 0, name, table;
+    int firstline = 0;
+    if (l->code_qualname >= 0) {
+        const void *q;
+        RD(rd, q, code, l->code_qualname);
+        name = vt_name_print(rd, l, t, q);
+    } else {
+        RD(rd, file, code, l->code_filename);
+        RD(rd, name, code, l->code_name);
+        RD(rd, firstline, code, l->code_firstlineno);
+    }
+    RD(rd, table, code, l->code_linetable);
+    uint32_t print = (uint32_t)(((file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull)
+                                >> 32) | 0x80000000u;
+    if (memo) {
+        int traceable = 0;
+        RD(rd, traceable, code, l->code_firsttraceable);
+        m->reads++;
+        if (traceable >= 0 && traceable <= UINT16_MAX)
+            *memo = *known = (struct vt_pycode_memo){(uintptr_t)code, print, (uint16_t)traceable, (uint16_t)m->gen};
+    }
+    return print;
+}
+
 /* The walk is a chain of loads, each waiting for the one before; between two allocations the program's
  * own work has pushed the frames out of the near caches, so each step may wait the whole way to memory
  * (tens of ns a frame on the H200's host, by its perf samples). Most of a thread's frames are where
@@ -321,27 +357,7 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
             print = memo->print;
             known = *memo;
         } else {
-            uintptr_t file = 0, name, table;
-            int firstline = 0;
-            if (l->code_qualname >= 0) {
-                const void *q;
-                RD(rd, q, code, l->code_qualname);
-                name = vt_name_print(rd, l, t, q);
-            } else {
-                RD(rd, file, code, l->code_filename);
-                RD(rd, name, code, l->code_name);
-                RD(rd, firstline, code, l->code_firstlineno);
-            }
-            RD(rd, table, code, l->code_linetable);
-            print = (uint32_t)(((file ^ name << 1 ^ table << 2 ^ (uint64_t)(uint32_t)firstline) * 0x9e3779b97f4a7c15ull)
-                               >> 32) | 0x80000000u;
-            if (memo) {
-                int traceable = 0;
-                RD(rd, traceable, code, l->code_firsttraceable);
-                m->reads++;
-                if (traceable >= 0 && traceable <= UINT16_MAX)
-                    *memo = known = (struct vt_pycode_memo){(uintptr_t)code, print, (uint16_t)traceable, (uint16_t)m->gen};
-            }
+            print = vt_code_print(rd, l, t, code, m, memo, &known);
         }
         if (m && m->trail && n < VT_PYWALK_TRAIL)
             m->trail[n] = (struct vt_pywalk_step){f, known};
@@ -364,8 +380,21 @@ int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const voi
     if (!careful) {
         struct vt_rd plain = {.careful = 0};
         /* Memos and trails only from 3.11, where a frame says whether it is complete from its code object's
-         * fields and frames lie in the thread's data stack. */
-        return vt_walk(&plain, l, t, tstate, key, max, hash, memo && l->frame_owner >= 0 ? memo : NULL);
+         * fields and frames lie in the thread's data stack. Each of those versions has a walk of its own,
+         * its offsets constants (about a third fewer instructions a frame than reading them from l). */
+        if (memo && l->frame_owner >= 0) {
+            switch (l->minor) {
+            case 11:
+                return vt_walk(&plain, &vt_layouts[VT_LAYOUT_3_11], t, tstate, key, max, hash, memo);
+            case 12:
+                return vt_walk(&plain, &vt_layouts[VT_LAYOUT_3_12], t, tstate, key, max, hash, memo);
+            case 13:
+                return vt_walk(&plain, &vt_layouts[VT_LAYOUT_3_13], t, tstate, key, max, hash, memo);
+            default:
+                return vt_walk(&plain, l, t, tstate, key, max, hash, memo);
+            }
+        }
+        return vt_walk(&plain, l, t, tstate, key, max, hash, NULL);
     }
     struct vt_rd rd = {.careful = 1};
     int n = vt_walk(&rd, l, t, tstate, key, max, hash, NULL);
