@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 
 extern atomic_int vt_active; /* 2 once this process has made a CUDA call */
-void vt_activate_slow(void);
+void vt_activate_slow(void) __attribute__((cold));
 
 /* Called by every wrapper and public hook: cheap once active. */
 static inline void vt_activate(void)

@@ -19,8 +19,8 @@ enum vt_once {
 };
 
 /* Writes the message unless this key already said something; keeps errno. Never raises SIGPIPE. */
-void vt_say_once(enum vt_once key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void vt_say_once(enum vt_once key, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold));
+void vt_say(const char *fmt, ...) __attribute__((format(printf, 1, 2), cold));
 
 /* Writes the messages held so far, and every later one at once (the first CUDA call). */
 void vt_log_release(void);

@@ -29,7 +29,7 @@ static inline int vt_self_pick(void)
 }
 
 /* ns: a timed call's time in the hook, outside the real call (read with vt_now_ns). */
-void vt_self_add(uint64_t ns);
+void vt_self_add(uint64_t ns) __attribute__((cold));
 
 /* Set while a timed call takes its stack, so that the capture times its own parts. */
 extern __thread int vt_self_on __attribute__((tls_model("initial-exec")));
@@ -37,7 +37,7 @@ enum vt_self_part { VT_SELF_PY, VT_SELF_NATIVE };
 /* ns: one part of a timed call's stack capture (one clock read in it, as vt_self_add's spans). Each part
  * reads the clock inside the call's own span: those reads are the timing's, not the hook's, and are
  * taken off the call's time too. */
-void vt_self_part(enum vt_self_part part, uint64_t ns);
+void vt_self_part(enum vt_self_part part, uint64_t ns) __attribute__((cold));
 
 /* For vt_thread.c: a thread of ours begins and ends (under the registry's lock, with its CPU clock). */
 int vt_self_thread_begin(void);

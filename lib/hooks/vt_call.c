@@ -6,6 +6,7 @@
 #include "vt_devices.h"
 #include "vt_dumper.h"
 #include "vt_history.h"
+#include "vt_hot.h"
 #include "vt_lifecycle.h"
 #include "vt_real.h"
 #include "vt_stack.h"
@@ -23,7 +24,7 @@ static __thread struct vt_tls vt_tls __attribute__((tls_model("initial-exec")));
 static void vt_self_start(struct vt_call *c)
 {
     c->timed = vt_self_pick();
-    if (c->timed)
+    if (VT_UNLIKELY(c->timed))
         c->self_t = vt_now_ns();
     vt_self_on = c->timed;
 }
@@ -31,17 +32,17 @@ static void vt_self_start(struct vt_call *c)
 static void vt_self_ready(struct vt_call *c)
 {
     vt_self_on = 0;
-    if (c->timed)
+    if (VT_UNLIKELY(c->timed))
         c->self_ns = vt_now_ns() - c->self_t;
 }
 
 static void vt_self_done(const struct vt_call *c)
 {
-    if (c->timed && c->after_done)
+    if (VT_UNLIKELY(c->timed) && c->after_done)
         vt_self_add(c->self_ns + (vt_now_ns() - c->self_t));
 }
 
-static void vt_begin_common(struct vt_call *c, enum vt_fn api)
+VT_HOT static void vt_begin_common(struct vt_call *c, enum vt_fn api)
 {
     c->saved_errno = errno;
     vt_self_start(c);
@@ -57,7 +58,7 @@ static void vt_begin_common(struct vt_call *c, enum vt_fn api)
     }
 }
 
-void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
+VT_HOT void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
 {
     vt_begin_common(c, api);
     if (!vt_tls.outer_api)
@@ -66,20 +67,20 @@ void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
     errno = c->saved_errno;
 }
 
-void vt_call_plain_begin(struct vt_call *c, enum vt_fn api)
+VT_HOT void vt_call_plain_begin(struct vt_call *c, enum vt_fn api)
 {
     vt_begin_common(c, api);
     vt_self_ready(c);
     errno = c->saved_errno;
 }
 
-void vt_call_end(struct vt_call *c)
+VT_HOT void vt_call_end(struct vt_call *c)
 {
     vt_self_done(c);
     errno = c->saved_errno;
 }
 
-void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
+VT_HOT void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
 {
     c->saved_errno = errno;
     vt_self_start(c);
@@ -104,13 +105,13 @@ void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating)
     errno = c->saved_errno;
 }
 
-int vt_call_nested_seen(const struct vt_call *c)
+VT_HOT int vt_call_nested_seen(const struct vt_call *c)
 {
     (void)c;
     return vt_tls.outer_seen;
 }
 
-void vt_call_runtime_end(struct vt_call *c)
+VT_HOT void vt_call_runtime_end(struct vt_call *c)
 {
     int seen = vt_tls.outer_seen;
     vt_tls.outer_api = c->prev_outer_api;
@@ -139,7 +140,7 @@ static void vt_call_counted(struct vt_call *c, int ok)
         vt_count_failure(c->api);
 }
 
-void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
+VT_HOT void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
 {
     if (a->device == VT_DEVICE_FROM_PTR)
         a->device = ok ? vt_call_device_of(a->addr) : -1;
@@ -161,7 +162,7 @@ void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct
     }
 }
 
-int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken)
+VT_HOT int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken)
 {
     int saved = errno;
     int ours = addr ? vt_table_remove(addr, space, taken) : 0;
@@ -169,7 +170,7 @@ int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken)
     return ours;
 }
 
-void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, const struct vt_alloc *taken)
+VT_HOT void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, const struct vt_alloc *taken)
 {
     vt_call_counted(c, ok);
     if (was_ours) {
@@ -180,20 +181,20 @@ void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, c
     }
 }
 
-void vt_call_alloc_end(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
+VT_HOT void vt_call_alloc_end(struct vt_call *c, int ok, int oom, int result, struct vt_alloc *a)
 {
     vt_call_after(c);
     vt_call_record_alloc(c, ok, oom, result, a);
     vt_call_end(c);
 }
 
-void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum vt_kind space)
+VT_HOT void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr, enum vt_kind space)
 {
     vt_call_plain_begin(c, api);
     vt_call_free_entry(c, addr, space);
 }
 
-void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind space)
+VT_HOT void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind space)
 {
     c->free_addr = addr;
     c->free_ours = vt_call_free_take(addr, space, &c->taken);
@@ -201,14 +202,14 @@ void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind space)
     errno = c->saved_errno;
 }
 
-void vt_call_free_end(struct vt_call *c, int ok)
+VT_HOT void vt_call_free_end(struct vt_call *c, int ok)
 {
     vt_call_after(c);
     vt_call_free_done(c, ok, c->free_addr, c->free_ours, &c->taken);
     vt_call_end(c);
 }
 
-void vt_call_plain_end(struct vt_call *c, int ok)
+VT_HOT void vt_call_plain_end(struct vt_call *c, int ok)
 {
     vt_call_after(c);
     vt_call_counted(c, ok);

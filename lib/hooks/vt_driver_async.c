@@ -4,17 +4,18 @@
  * one, the capture's state is asked, as a captured call makes a graph node (vt_driver_graph.c). */
 #include "vt_call.h"
 #include "vt_driver_graph.h"
+#include "vt_hot.h"
 #include "vt_real.h"
 
 typedef CUresult (*vt_alloc_async_fn)(CUdeviceptr *, size_t, CUstream);
 typedef CUresult (*vt_alloc_pool_fn)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 typedef CUresult (*vt_free_async_fn)(CUdeviceptr, CUstream);
 
-static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+VT_HOT static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
                              CUstream stream)
 {
     /* Under stream capture the allocation is a node of the graph being captured: live from its launches. */
-    if (r == CUDA_SUCCESS && atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) {
+    if (r == CUDA_SUCCESS && VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed))) {
         vt_call_after(c);
         if (vt_graph_captured(stream, *dptr, size, c->stack,
                               pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1, 0)) {
@@ -29,7 +30,7 @@ static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *dptr, s
     return r;
 }
 
-static CUresult vt_alloc_async(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUstream stream)
+VT_HOT static CUresult vt_alloc_async(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUstream stream)
 {
     vt_alloc_async_fn real = (vt_alloc_async_fn)vt_real(fn);
     if (!real)
@@ -40,7 +41,7 @@ static CUresult vt_alloc_async(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CU
     return vt_async_end(&c, r, dptr, size, NULL, stream);
 }
 
-static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+VT_HOT static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
 {
     vt_alloc_pool_fn real = (vt_alloc_pool_fn)vt_real(fn);
     if (!real)
@@ -51,7 +52,7 @@ static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t size, CUm
     return vt_async_end(&c, r, dptr, size, pool, stream);
 }
 
-static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
+VT_HOT static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
 {
     vt_free_async_fn real = (vt_free_async_fn)vt_real(fn);
     if (!real)
@@ -59,7 +60,8 @@ static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
     struct vt_call c;
     vt_call_plain_begin(&c, fn);
     /* Under stream capture the free is a node of the graph: the memory stays live until a launch. */
-    if (atomic_load_explicit(&vt_graph_captures, memory_order_relaxed) && vt_graph_captured(stream, dptr, 0, 0, -1, 1)) {
+    if (VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
+        vt_graph_captured(stream, dptr, 0, 0, -1, 1)) {
         CUresult r = real(dptr, stream);
         vt_call_plain_end(&c, r == CUDA_SUCCESS);
         return r;
@@ -70,32 +72,32 @@ static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream stream)
     return r;
 }
 
-CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
+VT_HOT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
 {
     return vt_alloc_async(VT_FN_cuMemAllocAsync, dptr, size, stream);
 }
 
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream stream)
+VT_HOT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream stream)
 {
     return vt_alloc_async(VT_FN_cuMemAllocAsync_ptsz, dptr, size, stream);
 }
 
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+VT_HOT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
 {
     return vt_alloc_pool(VT_FN_cuMemAllocFromPoolAsync, dptr, size, pool, stream);
 }
 
-CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
+VT_HOT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream stream)
 {
     return vt_alloc_pool(VT_FN_cuMemAllocFromPoolAsync_ptsz, dptr, size, pool, stream);
 }
 
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+VT_HOT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
     return vt_free_async(VT_FN_cuMemFreeAsync, dptr, stream);
 }
 
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+VT_HOT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 {
     return vt_free_async(VT_FN_cuMemFreeAsync_ptsz, dptr, stream);
 }

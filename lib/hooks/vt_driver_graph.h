@@ -15,6 +15,7 @@ extern atomic_int vt_graph_captures;
 
 /* When stream is capturing: takes an allocation (or, with is_free, a free) as a node of the graph being
  * captured, to be made live (or done) by its launches, and returns 1; 0 when stream is not capturing. */
-int vt_graph_captured(CUstream stream, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free);
+int vt_graph_captured(CUstream stream, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free)
+    __attribute__((cold));
 
 #endif

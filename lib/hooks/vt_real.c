@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "vt_hot.h"
 #include "vt_real.h"
 
 #undef cuGetProcAddress
@@ -112,7 +113,7 @@ static void *vt_resolve_runtime(enum vt_fn f)
     return atomic_load(&vt_slots[f]);
 }
 
-void *vt_real(enum vt_fn f)
+VT_HOT void *vt_real(enum vt_fn f)
 {
     void *p = atomic_load_explicit(&vt_slots[f], memory_order_acquire);
     if (p)

@@ -3,14 +3,15 @@
  * stack); only a runtime whose driver calls we cannot see is recorded here, from the result. */
 #include <cuda_runtime_api.h>
 
+#include "vt_hot.h"
 #include "vt_call.h"
 #include "vt_real.h"
 
-cudaError_t cudaMallocAsync_ptsz(void **p, size_t size, cudaStream_t stream);
-cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream);
-cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t stream);
+VT_HOT cudaError_t cudaMallocAsync_ptsz(void **p, size_t size, cudaStream_t stream);
+VT_HOT cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream);
+VT_HOT cudaError_t cudaFreeAsync_ptsz(void *p, cudaStream_t stream);
 
-static cudaError_t vt_rt_alloc_done(struct vt_call *c, cudaError_t r, void **p, uint64_t size, enum vt_kind kind,
+VT_HOT static cudaError_t vt_rt_alloc_done(struct vt_call *c, cudaError_t r, void **p, uint64_t size, enum vt_kind kind,
                                     uint64_t pool, uint64_t stream)
 {
     vt_call_after(c);
@@ -24,7 +25,7 @@ static cudaError_t vt_rt_alloc_done(struct vt_call *c, cudaError_t r, void **p, 
     return r;
 }
 
-static cudaError_t vt_rt_free_done(struct vt_call *c, cudaError_t r, void *p)
+VT_HOT static cudaError_t vt_rt_free_done(struct vt_call *c, cudaError_t r, void *p)
 {
     vt_call_after(c);
     if (!vt_call_nested_seen(c)) {
@@ -41,7 +42,7 @@ static cudaError_t vt_rt_free_done(struct vt_call *c, cudaError_t r, void *p)
     VT_REAL_OR(n, cudaErrorInitializationError); \
     struct vt_call c
 
-cudaError_t cudaMalloc(void **p, size_t size)
+VT_HOT cudaError_t cudaMalloc(void **p, size_t size)
 {
     VT_RT_REAL(cudaMalloc);
     vt_call_runtime_begin(&c, VT_FN_cudaMalloc, 1);
@@ -77,7 +78,7 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
     return vt_rt_alloc_done(&c, real(p, size, flags), p, size, VT_KIND_HOST, 0, 0);
 }
 
-static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
     struct vt_call c;
     cudaError_t r;
@@ -92,7 +93,7 @@ static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cudaMemPool
     return vt_rt_alloc_done(&c, r, p, size, VT_KIND_ASYNC, (uint64_t)(uintptr_t)pool, (uint64_t)(uintptr_t)stream);
 }
 
-cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
+VT_HOT cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
 {
     return vt_rt_async(VT_FN_cudaMallocAsync, p, size, NULL, stream);
 }
@@ -102,7 +103,7 @@ cudaError_t cudaMallocAsync_ptsz(void **p, size_t size, cudaStream_t stream)
     return vt_rt_async(VT_FN_cudaMallocAsync_ptsz, p, size, NULL, stream);
 }
 
-cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+VT_HOT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
     return vt_rt_async(VT_FN_cudaMallocFromPoolAsync, p, size, pool, stream);
 }
@@ -112,7 +113,7 @@ cudaError_t cudaMallocFromPoolAsync_ptsz(void **p, size_t size, cudaMemPool_t po
     return vt_rt_async(VT_FN_cudaMallocFromPoolAsync_ptsz, p, size, pool, stream);
 }
 
-cudaError_t cudaFree(void *p)
+VT_HOT cudaError_t cudaFree(void *p)
 {
     VT_RT_REAL(cudaFree);
     vt_call_runtime_begin(&c, VT_FN_cudaFree, 0);
@@ -126,7 +127,7 @@ cudaError_t cudaFreeHost(void *p)
     return vt_rt_free_done(&c, real(p), p);
 }
 
-static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t stream)
+VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t stream)
 {
     struct vt_call c;
     __typeof__(cudaFreeAsync) *real = (__typeof__(cudaFreeAsync) *)vt_real(fn);
@@ -136,7 +137,7 @@ static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t stream)
     return vt_rt_free_done(&c, real(p, stream), p);
 }
 
-cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
+VT_HOT cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
 {
     return vt_rt_free_async(VT_FN_cudaFreeAsync, p, stream);
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "vt_hot.h"
 #include "vt_config.h"
 #include "vt_format.h"
 #include "vt_log.h"
@@ -226,7 +227,7 @@ static uint32_t vt_pc_ask_helper(void *ts)
     return j.result;
 }
 
-uint32_t vt_pycapture(void)
+VT_HOT uint32_t vt_pycapture(void)
 {
     pthread_once(&vt_pc_once, vt_pc_decide);
     /* busy: something the interpreter did for us allocated CUDA memory on this thread. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_hot.h"
 #include "vt_format.h"
 #include "vt_config.h"
 #include "vt_hash.h"
@@ -183,7 +184,7 @@ static const struct vt_pyframe *vt_pyframe_get_locked(const struct vt_pycode *co
     return f;
 }
 
-static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
+VT_HOT static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
 {
     /* A stack this thread met lately: no lock (stacks never change or go away once published). */
     const struct vt_pystk *seen = vt_tcache_find(VT_TCACHE_PYSTACKS, h);
@@ -301,7 +302,7 @@ static int vt_code_event(int event, void *code)
     return 0;
 }
 
-uint32_t vt_pystack_walk(void *tstate, int *failed)
+VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
 {
     uintptr_t key[2 * VT_PY_DEPTH_MAX];
     uint64_t h;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_hot.h"
 #include "vt_bridge_py.h"
 #include "vt_pylayout.h"
 #include "vt_python.h"
@@ -160,7 +161,7 @@ int vt_py_hosted(void)
     return vt_py_found;
 }
 
-int vt_py_running(void)
+VT_HOT int vt_py_running(void)
 {
     /* Without a way to ask about shutdown, a dump cannot tell: it skips the bridge. */
     return vt_py_found && vt_py.is_finalizing && vt_py.is_initialized() && !vt_py.is_finalizing();
@@ -298,7 +299,7 @@ const char *vt_py_walkable(const struct vt_pylayout **layout, struct vt_pytypes 
     return NULL;
 }
 
-void *vt_py_thread_state(int *holds_gil)
+VT_HOT void *vt_py_thread_state(int *holds_gil)
 {
     void *mine = vt_py.ts_this();
     void *cur = vt_py.ts_current();

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vt_hot.h"
 #include "vt_pylayouts.h"
 #include "vt_pylines.h"
 #include "vt_pywalk.h"
@@ -374,7 +375,7 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
     return n;
 }
 
-int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
+VT_HOT int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
               uint64_t *hash, int careful, struct vt_pycode_memos *memo)
 {
     if (!careful) {

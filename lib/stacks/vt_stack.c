@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_hot.h"
 #include "vt_config.h"
 #include "vt_log.h"
 #include "vt_modules.h"
@@ -75,7 +76,7 @@ void vt_stack_init(void)
 
 /* key: n return addresses, then the Python stack id; the interned stack, or NULL when it could not be
  * kept. */
-static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
+VT_HOT static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
 {
     size_t len = (n + 1) * sizeof(uintptr_t);
     uint64_t hk = vt_key_hash(key, n);
@@ -126,7 +127,7 @@ static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
  * them) to the first return address outside our code. Only frames of ours are read; 0 when none is
  * found within VT_OWN_FRAMES. */
 #define VT_OWN_FRAMES 8
-__attribute__((noinline)) static uintptr_t vt_program_caller(void)
+VT_HOT __attribute__((noinline)) static uintptr_t vt_program_caller(void)
 {
     void *const *fp = __builtin_frame_address(0);
     for (int i = 0; fp && i <= VT_OWN_FRAMES; i++) {
@@ -179,7 +180,7 @@ static int vt_own_count(void *const *raw, int got)
     return skip;
 }
 
-uint32_t vt_stack_capture(void)
+VT_HOT uint32_t vt_stack_capture(void)
 {
     if (vt_cfg.depth <= 0)
         return 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_hot.h"
 #include "vt_tcache.h"
 
 struct vt_tcache_slot {
@@ -65,7 +66,7 @@ static struct vt_tcache *vt_tcache_get(void)
     return c;
 }
 
-const void *vt_tcache_find(enum vt_tcache_table t, uint64_t h)
+VT_HOT const void *vt_tcache_find(enum vt_tcache_table t, uint64_t h)
 {
     struct vt_tcache *c = vt_tcache_get();
     if (!c)
@@ -77,7 +78,7 @@ const void *vt_tcache_find(enum vt_tcache_table t, uint64_t h)
     return NULL;
 }
 
-void vt_tcache_put(enum vt_tcache_table t, uint64_t h, const void *item)
+VT_HOT void vt_tcache_put(enum vt_tcache_table t, uint64_t h, const void *item)
 {
     struct vt_tcache *c = vt_tcache_get();
     if (!c)
@@ -94,7 +95,7 @@ void vt_tcache_put(enum vt_tcache_table t, uint64_t h, const void *item)
     *to = (struct vt_tcache_slot){h, item};
 }
 
-struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py)
+VT_HOT struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py)
 {
     struct vt_tcache *c = vt_tcache_get();
     if (!c)
@@ -109,7 +110,7 @@ struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py)
     return &set[c->turn++ % 2];
 }
 
-int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared)
+VT_HOT int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared)
 {
     struct vt_tcache *c = vt_tcache_get();
     if (!c)

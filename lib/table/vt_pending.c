@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_hot.h"
 #include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_pending.h"
@@ -45,7 +46,7 @@ static pthread_key_t vt_pend_key;
 static pthread_once_t vt_pend_once = PTHREAD_ONCE_INIT;
 static int vt_pend_key_ok;
 
-static void vt_pend_lock(struct vt_pend *p)
+VT_HOT static void vt_pend_lock(struct vt_pend *p)
 {
     vt_locks_held++;
     while (__atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQUIRE))
@@ -53,7 +54,7 @@ static void vt_pend_lock(struct vt_pend *p)
             sched_yield();
 }
 
-static void vt_pend_unlock(struct vt_pend *p)
+VT_HOT static void vt_pend_unlock(struct vt_pend *p)
 {
     __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
     vt_locks_held--;
@@ -109,7 +110,7 @@ static void vt_pend_init(void)
 }
 
 /* The calling thread's batch, made (or taken over from a thread that ended) at its first use. */
-static struct vt_pend *vt_pend_mine(void)
+VT_HOT static struct vt_pend *vt_pend_mine(void)
 {
     if (vt_pend_me || vt_pend_failed)
         return vt_pend_me;
@@ -142,17 +143,17 @@ static struct vt_pend *vt_pend_mine(void)
     return p;
 }
 
-int vt_pending_add(const struct vt_alloc *a)
+VT_HOT int vt_pending_add(const struct vt_alloc *a)
 {
     struct vt_pend *p = vt_pend_mine();
     if (!p)
         return 0;
     uint64_t key = vt_pend_key_of(a->addr, a->space);
     vt_pend_lock(p);
-    if (p->n == VT_PEND_MAX)
+    if (VT_UNLIKELY(p->n == VT_PEND_MAX))
         vt_pend_fold_locked(p);
     int old = vt_pend_find(p, key);
-    if (old >= 0) {
+    if (VT_UNLIKELY(old >= 0)) {
         /* Handed out again while the batch still holds it: its free took a route we do not see. The
          * newer one is kept, as the table does. */
         p->flags[p->slot[old].at - 1] = VT_PEND_REPLACED;
@@ -172,7 +173,7 @@ int vt_pending_add(const struct vt_alloc *a)
     return 1;
 }
 
-int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out)
+VT_HOT int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out)
 {
     struct vt_pend *p = vt_pend_me;
     /* Only its owner adds to a batch: empty now, it stays so until this thread adds. */

@@ -27,7 +27,7 @@ int vt_pending_add(const struct vt_alloc *a);
  * when out is not NULL); its allocation and free are counted when the batch is folded. */
 int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out);
 /* Folds every thread's batch into the table; the number of entries folded. */
-size_t vt_pending_fold_all(void);
+size_t vt_pending_fold_all(void) __attribute__((cold));
 
 void vt_pending_atfork_prepare(void);
 void vt_pending_atfork_parent(void);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vt_hot.h"
 #include "vt_hash.h"
 #include "vt_index.h"
 #include "vt_lock.h"
@@ -178,7 +179,7 @@ const char *vt_kind_name(enum vt_kind k)
     return k < VT_KIND_COUNT ? vt_kind_names[k] : "?";
 }
 
-uint64_t vt_now_ns(void)
+VT_HOT uint64_t vt_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -353,13 +354,9 @@ static void vt_replace_elsewhere(const struct vt_alloc *a, const struct vt_shard
     vt_mutex_unlock(&sh->lock);
 }
 
-void vt_table_add(struct vt_alloc *a)
+/* An entry straight into the table (vt_table_add's path for what does not wait in a batch). */
+static __attribute__((noinline)) void vt_table_add_now(struct vt_alloc *a)
 {
-    a->space = vt_space_of(a->kind);
-    vt_stamp(NULL, &a->time_ns, &a->tid);
-    vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1);
-    if (vt_pending_kind(a->kind) && vt_pending_add(a))
-        return;
     struct vt_shard *sh = vt_shard_mine();
     vt_replace_elsewhere(a, sh);
     vt_mutex_lock(&sh->lock);
@@ -371,6 +368,15 @@ void vt_table_add(struct vt_alloc *a)
         vt_hint_set(a->addr, a->space, sh);
     else
         vt_say_once(VT_ONCE_NOMEM, "out of memory; some allocations are not recorded");
+}
+
+VT_HOT void vt_table_add(struct vt_alloc *a)
+{
+    a->space = vt_space_of(a->kind);
+    vt_stamp(NULL, &a->time_ns, &a->tid);
+    vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1);
+    if (!vt_pending_kind(a->kind) || !vt_pending_add(a))
+        vt_table_add_now(a);
 }
 
 /* Another shard's entry for a's address, older than a: taken out as replaced (vt_table_fold). */
@@ -468,7 +474,7 @@ int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep)
     return 0;
 }
 
-static int vt_remove_any(uint64_t addr, uint8_t space, struct vt_alloc *out)
+VT_HOT static int vt_remove_any(uint64_t addr, uint8_t space, struct vt_alloc *out)
 {
     /* The thread's own shard first: most memory is freed by the thread that allocated it, and the hint,
      * one byte of a 1 MiB table, is a cache miss of its own. */
@@ -486,7 +492,7 @@ static int vt_remove_any(uint64_t addr, uint8_t space, struct vt_alloc *out)
     return 0;
 }
 
-int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
+VT_HOT int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
     uint8_t space = vt_space_of(kind_space);
     /* The thread's own batch first: what it allocated lately. */
@@ -688,7 +694,7 @@ int vt_pool_device(uint64_t handle)
     return dev;
 }
 
-void vt_count_call(enum vt_fn api)
+VT_HOT void vt_count_call(enum vt_fn api)
 {
     vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[api], 1);
 }

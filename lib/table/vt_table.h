@@ -137,7 +137,7 @@ int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep);
  * and uncounts the free when the real free failed. */
 void vt_table_add(struct vt_alloc *a);
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out);
-void vt_table_restore(const struct vt_alloc *a);
+void vt_table_restore(const struct vt_alloc *a) __attribute__((cold));
 /* Removes every mapping inside [addr, addr+size); returns how many were copied to out (at most max)
  * and sets *total to how many were removed. */
 size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, size_t max, size_t *total);
@@ -155,17 +155,18 @@ int vt_pool_device(uint64_t handle);
 
 /* Counting what did not change the table. */
 void vt_count_call(enum vt_fn api);
-void vt_count_failure(enum vt_fn api);
-void vt_count_unknown_free(void);
+void vt_count_failure(enum vt_fn api) __attribute__((cold));
+void vt_count_unknown_free(void) __attribute__((cold));
 void vt_count_unwatched(const char *name);
 void vt_count_dropped(void);
-void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result, uint64_t free_then);
+void vt_record_oom(enum vt_fn api, uint64_t size, int device, uint32_t stack, int result, uint64_t free_then)
+    __attribute__((cold));
 
 /* For vt_pending.c: a thread's batch of new entries (stamped, with their space) enters the table, in the
  * shard of stripe: each is counted allocated, and those flagged freed or replaced are counted freed too
  * and left out. */
 enum { VT_PEND_LIVE, VT_PEND_FREED, VT_PEND_REPLACED };
-void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *flags, size_t n);
+void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *flags, size_t n) __attribute__((cold));
 
 int vt_table_snapshot(struct vt_snapshot *s);
 void vt_snapshot_free(struct vt_snapshot *s);
