@@ -61,6 +61,11 @@ static const struct scenario scenarios[] = {
     {"prog_driver", {"sigchain"}, {"LD_PRELOAD_AFTER=libsig_early.so"}, 0, 3, BOTH},
     {"prog_driver", {"threads", "300"}, {NULL}, 0, 2, ASAN},
     {"prog_driver", {"xthread"}, {NULL}, 0, 3, ASAN},
+    /* Batches of stream-ordered allocations (lib/table/vt_pending.h): under TSan without stacks, whose
+     * unwinder's thread-exit hook TSan cannot take (above). */
+    {"prog_driver", {"batch"}, {NULL}, 0, 3, ASAN},
+    {"prog_driver", {"batch"}, {"VRAMTRACE_DEPTH=0"}, 0, 3, TSAN},
+    {"prog_driver", {"threads", "300"}, {"VRAMTRACE_DEPTH=0"}, 0, 2, TSAN},
     {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_INTERVAL=1"}, 0, 3, BOTH},
     /* The metrics file: the reader's parser, model and renderer inside the library, every second. */
     {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_METRICS=/tmp/vramtrace-san-%p.prom", "VRAMTRACE_METRICS_INTERVAL=1"}, 0, 1, BOTH},

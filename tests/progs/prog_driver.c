@@ -593,20 +593,33 @@ static void mode_errno(void)
 
 static volatile int stop_threads;
 static long thread_iters[8];
+/* A stream-ordered pointer one thread leaves for another to free (possibly still in its maker's batch). */
+static CUdeviceptr thread_handoff;
 
+/* Even threads allocate with cuMemAlloc, odd ones stream-ordered (each allocation waits in its thread's
+ * batch before it enters the table, lib/table/vt_pending.h), and now and then hand one to another thread
+ * to free. */
 NOINLINE void *thread_loop(void *arg)
 {
     long id = (long)arg;
     CUdeviceptr keep[16] = {0};
     unsigned seed = (unsigned)id * 7919u;
+    int async = id % 2;
     ctx();
     while (!stop_threads) {
         int slot = (int)(rand_r(&seed) % 16);
-        if (keep[slot]) {
-            prog_check(cuMemFree(keep[slot]) == CUDA_SUCCESS, "thread free");
+        if (keep[slot] && async && rand_r(&seed) % 8 == 0) {
+            CUdeviceptr theirs = __atomic_exchange_n(&thread_handoff, keep[slot], __ATOMIC_ACQ_REL);
+            if (theirs)
+                prog_check(cuMemFreeAsync(theirs, 0) == CUDA_SUCCESS, "free of another thread's");
+            keep[slot] = 0;
+        } else if (keep[slot]) {
+            prog_check((async ? cuMemFreeAsync(keep[slot], 0) : cuMemFree(keep[slot])) == CUDA_SUCCESS, "thread free");
             keep[slot] = 0;
         } else {
-            prog_check(cuMemAlloc(&keep[slot], 256 + rand_r(&seed) % 4096) == CUDA_SUCCESS, "thread alloc");
+            size_t n = 256 + rand_r(&seed) % 4096;
+            prog_check((async ? cuMemAllocAsync(&keep[slot], n, 0) : cuMemAlloc(&keep[slot], n)) == CUDA_SUCCESS,
+                       "thread alloc");
         }
         thread_iters[id]++;
     }
