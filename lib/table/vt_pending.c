@@ -194,7 +194,7 @@ VT_HOT int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out)
     return found;
 }
 
-size_t vt_pending_fold_all(void)
+size_t vt_pending_fold_all(uint64_t *longest)
 {
     size_t folded = 0;
     pthread_mutex_lock(&vt_pend_list_lock);
@@ -202,8 +202,11 @@ size_t vt_pending_fold_all(void)
         if (!__atomic_load_n(&p->n, __ATOMIC_RELAXED))
             continue;
         vt_pend_lock(p);
+        uint64_t t0 = longest ? vt_now_ns() : 0;
         folded += __atomic_load_n(&p->n, __ATOMIC_RELAXED);
         vt_pend_fold_locked(p);
+        if (longest && vt_now_ns() - t0 > *longest)
+            *longest = vt_now_ns() - t0;
         vt_pend_unlock(p);
     }
     pthread_mutex_unlock(&vt_pend_list_lock);

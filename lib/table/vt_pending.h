@@ -26,8 +26,9 @@ int vt_pending_add(const struct vt_alloc *a);
 /* A free: takes (addr, space) out of the calling thread's own batch. 1 when it was there (copied to out
  * when out is not NULL); its allocation and free are counted when the batch is folded. */
 int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out);
-/* Folds every thread's batch into the table; the number of entries folded. */
-size_t vt_pending_fold_all(void) __attribute__((cold));
+/* Folds every thread's batch into the table; the number of entries folded. longest (may be NULL) gets
+ * the longest a batch's lock was held for it: what its thread may have waited. */
+size_t vt_pending_fold_all(uint64_t *longest) __attribute__((cold));
 
 void vt_pending_atfork_prepare(void);
 void vt_pending_atfork_parent(void);

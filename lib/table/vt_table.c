@@ -502,7 +502,7 @@ VT_HOT int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_all
         return 1;
     /* Another thread's batch may hold it (memory handed to this thread): every batch enters the table,
      * and one more look. */
-    return vt_pending_fold_all() && vt_remove_any(addr, space, out);
+    return vt_pending_fold_all(NULL) && vt_remove_any(addr, space, out);
 }
 
 void vt_table_restore(const struct vt_alloc *a)
@@ -835,8 +835,9 @@ int vt_table_snapshot(struct vt_snapshot *s)
     memset(s, 0, sizeof *s);
     pthread_mutex_lock(&vt_snap_mu);
     /* What the threads' batches hold is in the table from this moment; what they take after it is
-     * newer than the snapshot. */
-    vt_pending_fold_all();
+     * newer than the snapshot. A batch's lock held meanwhile counts in the longest hold. */
+    uint64_t fold_ns = 0;
+    vt_pending_fold_all(&fold_ns);
     size_t cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0;
     size_t cap[VT_SHARDS], base[VT_SHARDS], hw[VT_SHARDS];
     uint64_t head_t0, head_ns = 0;
@@ -886,7 +887,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
         cap_pool = need_pool + 16;
     }
     /* Each shard's entries, a chunk of slots per hold of its lock; slots past hw were taken after S. */
-    uint64_t longest = head_ns;
+    uint64_t longest = head_ns > fold_ns ? head_ns : fold_ns;
     for (int i = 0; i < VT_SHARDS; i++) {
         struct vt_shard *sh = &vt_shards[i];
         for (size_t at = 0; at < hw[i]; at += VT_SLAB_CHUNK) {
