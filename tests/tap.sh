@@ -11,5 +11,6 @@ n=0
 check() {
   st=$?
   n=$((n + 1))
-  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30; fi
+  # A failure's diagnostics go to standard error too, which prove shows (CI's log then says why).
+  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30 | tee /dev/stderr; fi
 }
