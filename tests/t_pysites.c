@@ -609,12 +609,14 @@ static void test_settings(void)
     }
     run_free(&r);
     /* Native frames kept above Python ones: 6 by default, as set, none at 0 (the unwind stops there);
-     * counted in the dump's stack record, before the reader cuts the interpreter's frames. */
+     * counted in the dump's stack record, before the reader cuts the interpreter's frames. At 1 the frame
+     * is the program's call into CUDA, found without unwinding: the same function as the first of 2. */
     static const struct {
         const char *setting;
         int want; /* -1: more than 12 */
     } nd[] = {{"VRAMTRACE_PY_NATIVE_DEPTH=128", -1}, {"VRAMTRACE_PY_WAIT=10", 6}, {"VRAMTRACE_PY_NATIVE_DEPTH=2", 2},
-              {"VRAMTRACE_PY_NATIVE_DEPTH=0", 0}};
+              {"VRAMTRACE_PY_NATIVE_DEPTH=1", 1}, {"VRAMTRACE_PY_NATIVE_DEPTH=0", 0}};
+    char first_of_two[2][256] = {"", ""};
     for (size_t i = 0; i < sizeof nd / sizeof nd[0]; i++) {
         if (!ok(run_setting(&r, &c, nd[i].setting, &d), "%s: the program ran", nd[i].setting)) {
             run_free(&r);
@@ -628,6 +630,16 @@ static void test_settings(void)
             int n = st ? (int)st->n : -1;
             ok(st && st->pystack && (nd[i].want < 0 ? n > 12 : n == nd[i].want), "%s, %s MiB: %d native frames, then Python's",
                nd[i].setting, size == 5 << 20 ? "5" : "2", n);
+            /* The innermost frame's function, by the dump's own name for it ("sym+0xoff": the symbol). */
+            const char *name = st && n > 0 ? vt_df_frame_name(&d, st->pc[0]) : NULL;
+            char fn[256] = "";
+            if (name)
+                snprintf(fn, sizeof fn, "%.*s", (int)strcspn(name, "+"), name);
+            if (nd[i].want == 2)
+                snprintf(first_of_two[k], sizeof first_of_two[k], "%s", fn);
+            if (nd[i].want == 1)
+                ok(*fn && !strcmp(fn, first_of_two[k]), "%s, %s MiB: the frame is the first of the unwound two (%s, %s)",
+                   nd[i].setting, size == 5 << 20 ? "5" : "2", fn, first_of_two[k]);
         }
         vt_dumpfile_free(&d);
         run_free(&c);

@@ -195,8 +195,19 @@ VT_HOT uint32_t vt_stack_capture(void)
     if (timed)
         vt_self_part(VT_SELF_PY, t1 - t0);
     int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
-    /* Frames above Python ones that this thread unwound lately for the same Python stack and caller. */
     uintptr_t caller = py && depth > 0 ? vt_program_caller() : 0;
+    /* One native frame above Python ones: the program's call into CUDA, which vt_program_caller found
+     * along our own frame pointers, is that frame (the first an unwind would give past ours), so nothing
+     * is unwound and no pair kept: the library that allocated (what names cuBLAS's or NCCL's memory),
+     * for about the cost of none. */
+    if (depth == 1 && caller) {
+        uintptr_t key[2] = {caller, py};
+        const struct vt_stack *one = vt_stack_intern(key, 1);
+        if (timed)
+            vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
+        return one ? one->id : 0;
+    }
+    /* Frames above Python ones that this thread unwound lately for the same Python stack and caller. */
     struct vt_tcache_pair *rc = caller ? vt_tcache_pair(vt_pair_hash(py, caller), caller, py) : NULL;
     const struct vt_stack *last = rc && rc->caller == caller && rc->py == py ? rc->item : NULL;
     if (last && rc->checks >= VT_REUSE_TRUST && !vt_reuse_checks()) {
