@@ -339,15 +339,16 @@ static int vt_insert_locked(struct vt_shard *sh, const struct vt_alloc *a)
 }
 
 /* An entry for the address in another shard than the thread's own: its free took a route we do not see
- * and the driver handed the address out again, to this thread. Taken out as vt_insert_locked does. */
-static void vt_replace_elsewhere(const struct vt_alloc *a, const struct vt_shard *mine)
+ * and the driver handed the address out again, to this thread. Taken out as vt_insert_locked does; with
+ * older_only, only when older than a (a batch's entry enters the table after others may have). */
+static void vt_replace_elsewhere(const struct vt_alloc *a, const struct vt_shard *mine, int older_only)
 {
     struct vt_shard *sh = vt_hint_get(a->addr, a->space);
     if (!sh || sh == mine)
         return;
     vt_mutex_lock(&sh->lock);
     uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
-    if (old != VT_SLAB_NONE) {
+    if (old != VT_SLAB_NONE && (!older_only || vt_slab_entry(&sh->slab, old)->time_ns < a->time_ns)) {
         vt_take_locked(sh, old, NULL);
         sh->c.replaced++;
     }
@@ -358,7 +359,7 @@ static void vt_replace_elsewhere(const struct vt_alloc *a, const struct vt_shard
 static __attribute__((noinline)) void vt_table_add_now(struct vt_alloc *a)
 {
     struct vt_shard *sh = vt_shard_mine();
-    vt_replace_elsewhere(a, sh);
+    vt_replace_elsewhere(a, sh, 0);
     vt_mutex_lock(&sh->lock);
     int kept = vt_insert_locked(sh, a);
     if (kept)
@@ -379,27 +380,12 @@ VT_HOT void vt_table_add(struct vt_alloc *a)
         vt_table_add_now(a);
 }
 
-/* Another shard's entry for a's address, older than a: taken out as replaced (vt_table_fold). */
-static void vt_replace_older_elsewhere(const struct vt_alloc *a, const struct vt_shard *mine)
-{
-    struct vt_shard *sh = vt_hint_get(a->addr, a->space);
-    if (!sh || sh == mine)
-        return;
-    vt_mutex_lock(&sh->lock);
-    uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
-    if (old != VT_SLAB_NONE && vt_slab_entry(&sh->slab, old)->time_ns < a->time_ns) {
-        vt_take_locked(sh, old, NULL);
-        sh->c.replaced++;
-    }
-    vt_mutex_unlock(&sh->lock);
-}
-
 void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *flags, size_t n)
 {
     pthread_once(&vt_shards_once, vt_shards_init);
     struct vt_shard *sh = &vt_shards[stripe % VT_SHARDS];
     for (size_t i = 0; i < n; i++)
-        vt_replace_older_elsewhere(&e[i], sh);
+        vt_replace_elsewhere(&e[i], sh, 1);
     int lost = 0;
     vt_mutex_lock(&sh->lock);
     for (size_t i = 0; i < n; i++) {
@@ -508,7 +494,7 @@ VT_HOT int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_all
 void vt_table_restore(const struct vt_alloc *a)
 {
     struct vt_shard *sh = vt_shard_mine();
-    vt_replace_elsewhere(a, sh);
+    vt_replace_elsewhere(a, sh, 0);
     vt_mutex_lock(&sh->lock);
     vt_count_free_locked(&sh->c, a->api, a->kind, a->size, -1);
     int kept = vt_insert_locked(sh, a);
