@@ -10,6 +10,5 @@
 
 #define VT_HOT __attribute__((hot))
 #define VT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define VT_LIKELY(x) __builtin_expect(!!(x), 1)
 
 #endif

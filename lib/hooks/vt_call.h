@@ -32,12 +32,13 @@ void vt_call_plain_begin(struct vt_call *c, enum vt_fn api);
  * after our bookkeeping. Only the first call counts, so a wrapper that does its own bookkeeping calls
  * it at once and may still end with one of the *_end functions below. */
 #include <errno.h>
+#include "vt_hot.h"
 #include "vt_selfcost.h"
 static inline void vt_call_after(struct vt_call *c)
 {
     if (!c->after_done) {
         c->saved_errno = errno;
-        if (__builtin_expect(c->timed, 0)) /* vt_hot.h */
+        if (VT_UNLIKELY(c->timed))
             c->self_t = vt_now_ns();
     }
     c->after_done = 1;

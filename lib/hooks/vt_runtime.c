@@ -3,8 +3,8 @@
  * stack); only a runtime whose driver calls we cannot see is recorded here, from the result. */
 #include <cuda_runtime_api.h>
 
-#include "vt_hot.h"
 #include "vt_call.h"
+#include "vt_hot.h"
 #include "vt_real.h"
 
 VT_HOT cudaError_t cudaMallocAsync_ptsz(void **p, size_t size, cudaStream_t stream);

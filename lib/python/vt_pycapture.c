@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "vt_hot.h"
 #include "vt_config.h"
 #include "vt_format.h"
+#include "vt_hot.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_pycapture.h"

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vt_hot.h"
 #include "vt_format.h"
 #include "vt_config.h"
 #include "vt_hash.h"
+#include "vt_hot.h"
 #include "vt_lock.h"
 #include "vt_log.h"
 #include "vt_pystack.h"

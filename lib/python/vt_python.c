@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vt_hot.h"
 #include "vt_bridge_py.h"
+#include "vt_hot.h"
 #include "vt_pylayout.h"
 #include "vt_python.h"
 

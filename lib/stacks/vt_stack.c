@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vt_hot.h"
 #include "vt_config.h"
+#include "vt_hot.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_pycapture.h"

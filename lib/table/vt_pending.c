@@ -203,10 +203,11 @@ size_t vt_pending_fold_all(uint64_t *longest)
             continue;
         vt_pend_lock(p);
         uint64_t t0 = longest ? vt_now_ns() : 0;
-        folded += __atomic_load_n(&p->n, __ATOMIC_RELAXED);
+        folded += p->n;
         vt_pend_fold_locked(p);
-        if (longest && vt_now_ns() - t0 > *longest)
-            *longest = vt_now_ns() - t0;
+        uint64_t held = longest ? vt_now_ns() - t0 : 0;
+        if (held > (longest ? *longest : 0))
+            *longest = held;
         vt_pend_unlock(p);
     }
     pthread_mutex_unlock(&vt_pend_list_lock);

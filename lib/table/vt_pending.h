@@ -20,8 +20,9 @@ static inline int vt_pending_kind(int kind)
     return kind == VT_KIND_ASYNC || kind == VT_KIND_BLOCK;
 }
 
-/* a: stamped (time, tid), with its space. 1: kept in the calling thread's batch; 0: no batch (our own
- * memory ran out, or a fork is under way): the caller puts it in the table itself. */
+/* a: stamped (time, tid), with its space. 1: kept in the calling thread's batch; 0: the thread has no
+ * batch (our own memory ran out, or no thread-exit hook could be set for it): the caller puts it in the
+ * table itself. */
 int vt_pending_add(const struct vt_alloc *a);
 /* A free: takes (addr, space) out of the calling thread's own batch. 1 when it was there (copied to out
  * when out is not NULL); its allocation and free are counted when the batch is folded. */

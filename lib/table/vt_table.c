@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vt_hot.h"
 #include "vt_hash.h"
+#include "vt_hot.h"
 #include "vt_index.h"
 #include "vt_lock.h"
 #include "vt_log.h"
