@@ -26,7 +26,7 @@ const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_DEPTH", "--depth", VT_SET_INT, 0, 128, 0, "32", "frames", "native frames kept per stack", NULL},
     {"VRAMTRACE_PYTHON", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL, "Python call sites for allocations", NULL},
     {"VRAMTRACE_PY_DEPTH", NULL, VT_SET_INT, 1, 256, 0, "32", "frames", "Python frames kept per stack", NULL},
-    {"VRAMTRACE_PY_NATIVE_DEPTH", NULL, VT_SET_INT, 0, 128, 0, "6", "frames",
+    {"VRAMTRACE_PY_NATIVE_DEPTH", NULL, VT_SET_INT, 0, 128, 0, "1", "frames",
      "native frames kept above the Python frames of an allocation (at most VRAMTRACE_DEPTH)", NULL},
     {"VRAMTRACE_PY_WALK", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
      "read Python frames from the interpreter's memory on the allocating thread", NULL},
