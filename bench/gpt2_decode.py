@@ -52,6 +52,8 @@ def dump():
     lib = ctypes.CDLL(None)
     if hasattr(lib, "vramtrace_dump") and lib.vramtrace_dump(buf, ctypes.c_size_t(4096)) == 0:
         print("dump", buf.value.decode(), flush=True)
+        # when it was taken, on the clock perf can stamp its samples with (perf record -k CLOCK_MONOTONIC)
+        print("dumped_at %.6f" % time.clock_gettime(time.CLOCK_MONOTONIC), flush=True)
 
 
 with torch.no_grad():

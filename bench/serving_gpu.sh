@@ -39,7 +39,7 @@ echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPU
 for conf in ${SELF_CONFS:-defaults python_off:VRAMTRACE_PYTHON=0}; do
   env LD_PRELOAD=$LIB VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p' | tr , ' ') \
     taskset -c "$CPUS" python3 bench/gpt2_decode.py 10 3 selfcost > /tmp/one.txt 2>&1
-  set -- $(awk '/^dump/ {print $2}' /tmp/one.txt | tail -2)
+  set -- $(awk '$1 == "dump" {print $2}' /tmp/one.txt | tail -2)
   tokens=$(awk '$1 == "tokens" {print $2}' /tmp/one.txt)
   if [ $# -eq 2 ] && [ -n "$tokens" ]; then
     "$B/vramtrace" diff --json "$1" "$2" | python3 -c '

@@ -11,8 +11,7 @@
 
 __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
 __thread int vt_self_on __attribute__((tls_model("initial-exec")));
-/* Clock reads a timed call's parts made inside its span, beyond the span's own. */
-static __thread unsigned vt_self_reads __attribute__((tls_model("initial-exec")));
+__thread struct vt_self_parts vt_self_parts __attribute__((tls_model("initial-exec")));
 
 static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ns[VT_STRIPES], vt_self_py[VT_STRIPES],
     vt_self_native[VT_STRIPES];
@@ -54,19 +53,21 @@ static uint64_t vt_self_read_cost(void)
 
 void vt_self_add(uint64_t ns)
 {
-    uint64_t reads = (2 + vt_self_reads) * vt_self_read_cost();
-    vt_self_reads = 0;
+    uint64_t read = vt_self_read_cost();
+    /* The span's own two reads' worth, and each part's: a part reads the clock once more inside the
+     * call's span when it starts the capture's timing (the Python part), once when it follows one. */
+    struct vt_self_parts p = vt_self_parts;
+    vt_self_parts = (struct vt_self_parts){{0}, {0}};
+    uint64_t reads = (2 + 2 * (uint64_t)p.spans[VT_SELF_PY] + p.spans[VT_SELF_NATIVE]) * read;
     ns = ns > reads ? ns - reads : 0;
     vt_stripe_add(vt_self_samples, 1, __ATOMIC_RELAXED);
     vt_stripe_add(vt_self_ns, ns, __ATOMIC_RELAXED);
-}
-
-void vt_self_part(enum vt_self_part part, uint64_t ns)
-{
-    uint64_t read = vt_self_read_cost();
-    /* Its reads: the one that starts it when it is the first part, the one that ends it. */
-    vt_self_reads += part == VT_SELF_PY ? 2 : 1;
-    vt_stripe_add(part == VT_SELF_PY ? vt_self_py : vt_self_native, ns > read ? ns - read : 0, __ATOMIC_RELAXED);
+    for (int i = 0; i < VT_SELF_PARTS; i++) {
+        uint64_t own = (uint64_t)p.spans[i] * read;
+        if (p.spans[i])
+            vt_stripe_add(i == VT_SELF_PY ? vt_self_py : vt_self_native, p.ns[i] > own ? p.ns[i] - own : 0,
+                          __ATOMIC_RELAXED);
+    }
 }
 
 int vt_self_thread_begin(void)
