@@ -31,6 +31,10 @@ static void test_vmm(void)
     ok(p && p->size == 2 * MiB && p->refs == 1 && p->maps == 1 && !strcmp(p->kind, "vmm_physical"),
        "created and mapped: one handle, refs 1, maps 1");
     ok(p && p->device == 0, "device from prop->location");
+    /* Stamped in the CPU's ticks where it can (vt_clock.h), written as CLOCK_MONOTONIC nanoseconds. */
+    ok(p && p->time_ns >= d[0].start_mono && p->time_ns <= d[0].time_mono,
+       "its time is on the dump's clock: after the library started, before the dump (%llu in %llu..%llu)",
+       p ? (unsigned long long)p->time_ns : 0ull, (unsigned long long)d[0].start_mono, (unsigned long long)d[0].time_mono);
     is_u64(count_allocs(&d[0], "vmm_map", "cuMemMap", 2 * MiB), 1, "one mapping");
     is_u64(count_allocs(&d[0], "va_reserved", "cuMemAddressReserve", 8 * MiB), 1, "the reservation");
     is_u64(d[0].devices[0].reserved, 2 * MiB, "reserved counts the physical handle, not the address space");

@@ -10,6 +10,7 @@
 #include "vramtrace.h"
 #include "vt_blocks.h"
 #include "vt_bridge.h"
+#include "vt_clock.h"
 #include "vt_history.h"
 #include "vt_config.h"
 #include "vt_dump.h"
@@ -121,6 +122,8 @@ __attribute__((constructor)) static void vt_init(void)
 {
     int saved = errno;
     vt_real_dlsym_resolve();
+    /* The stamp clock decided (it reads /proc/cpuinfo) before any hook stamps with it. */
+    (void)vt_ticks();
     vt_config_load();
     vt_dumper_init();
     vt_bridge_init();

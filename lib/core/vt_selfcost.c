@@ -13,7 +13,7 @@ __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
 __thread int vt_self_on __attribute__((tls_model("initial-exec")));
 __thread struct vt_self_parts vt_self_parts __attribute__((tls_model("initial-exec")));
 
-static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ns[VT_STRIPES], vt_self_py[VT_STRIPES],
+static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ticks[VT_STRIPES], vt_self_py[VT_STRIPES],
     vt_self_native[VT_STRIPES];
 
 #define VT_SELF_THREADS 16
@@ -34,24 +34,24 @@ static uint64_t vt_clock_ns(clockid_t c)
 
 /* What reading the clock adds to a timed span (each span holds one read's worth), measured once as the
  * least of a few back-to-back reads and taken off each timed call's two spans. */
-static uint64_t vt_self_read_ns = UINT64_MAX;
+static uint64_t vt_self_read_ticks = UINT64_MAX;
 
 static uint64_t vt_self_read_cost(void)
 {
-    uint64_t c = __atomic_load_n(&vt_self_read_ns, __ATOMIC_RELAXED);
+    uint64_t c = __atomic_load_n(&vt_self_read_ticks, __ATOMIC_RELAXED);
     if (c != UINT64_MAX)
         return c;
     c = UINT64_MAX;
     for (int i = 0; i < 32; i++) {
-        uint64_t a = vt_now_ns(), b = vt_now_ns();
+        uint64_t a = vt_ticks_fenced(), b = vt_ticks_fenced();
         if (b - a < c)
             c = b - a;
     }
-    __atomic_store_n(&vt_self_read_ns, c, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt_self_read_ticks, c, __ATOMIC_RELAXED);
     return c;
 }
 
-void vt_self_add(uint64_t ns)
+void vt_self_add(uint64_t ticks)
 {
     uint64_t read = vt_self_read_cost();
     /* The span's own two reads' worth, and each part's: a part reads the clock once more inside the
@@ -59,13 +59,13 @@ void vt_self_add(uint64_t ns)
     struct vt_self_parts p = vt_self_parts;
     vt_self_parts = (struct vt_self_parts){{0}, {0}};
     uint64_t reads = (2 + 2 * (uint64_t)p.spans[VT_SELF_PY] + p.spans[VT_SELF_NATIVE]) * read;
-    ns = ns > reads ? ns - reads : 0;
+    ticks = ticks > reads ? ticks - reads : 0;
     vt_stripe_add(vt_self_samples, 1, __ATOMIC_RELAXED);
-    vt_stripe_add(vt_self_ns, ns, __ATOMIC_RELAXED);
+    vt_stripe_add(vt_self_ticks, ticks, __ATOMIC_RELAXED);
     for (int i = 0; i < VT_SELF_PARTS; i++) {
         uint64_t own = (uint64_t)p.spans[i] * read;
         if (p.spans[i])
-            vt_stripe_add(i == VT_SELF_PY ? vt_self_py : vt_self_native, p.ns[i] > own ? p.ns[i] - own : 0,
+            vt_stripe_add(i == VT_SELF_PY ? vt_self_py : vt_self_native, p.ticks[i] > own ? p.ticks[i] - own : 0,
                           __ATOMIC_RELAXED);
     }
 }
@@ -101,9 +101,11 @@ void vt_self_thread_end(int slot)
 void vt_selfcost_read(struct vt_selfcost *out)
 {
     out->hook_samples = vt_stripe_sum(vt_self_samples, __ATOMIC_RELAXED);
-    out->hook_ns = vt_stripe_sum(vt_self_ns, __ATOMIC_RELAXED) * VT_SELF_EVERY;
-    out->py_ns = vt_stripe_sum(vt_self_py, __ATOMIC_RELAXED) * VT_SELF_EVERY;
-    out->native_ns = vt_stripe_sum(vt_self_native, __ATOMIC_RELAXED) * VT_SELF_EVERY;
+    struct vt_ticks_scale scale;
+    vt_ticks_scale(&scale);
+    out->hook_ns = vt_ticks_span(&scale, vt_stripe_sum(vt_self_ticks, __ATOMIC_RELAXED)) * VT_SELF_EVERY;
+    out->py_ns = vt_ticks_span(&scale, vt_stripe_sum(vt_self_py, __ATOMIC_RELAXED)) * VT_SELF_EVERY;
+    out->native_ns = vt_ticks_span(&scale, vt_stripe_sum(vt_self_native, __ATOMIC_RELAXED)) * VT_SELF_EVERY;
     pthread_mutex_lock(&vt_reg_lock);
     out->threads_ns = vt_threads_done_ns;
     for (int i = 0; i < VT_SELF_THREADS; i++)
@@ -122,5 +124,5 @@ void vt_selfcost_atfork_child(void)
         vt_reg[i].used = 0;
     vt_threads_done_ns = 0;
     for (int i = 0; i < VT_STRIPES; i++)
-        vt_self_samples[i].v = vt_self_ns[i].v = vt_self_py[i].v = vt_self_native[i].v = 0;
+        vt_self_samples[i].v = vt_self_ticks[i].v = vt_self_py[i].v = vt_self_native[i].v = 0;
 }

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "vt_clock.h"
+
 /* An odd prime: a thread that alternates allocations and frees has both timed. */
 #define VT_SELF_EVERY 61
 
@@ -28,8 +30,8 @@ static inline int vt_self_pick(void)
     return 1;
 }
 
-/* ns: a timed call's time in the hook, outside the real call (read with vt_now_ns). */
-void vt_self_add(uint64_t ns) __attribute__((cold));
+/* ticks: a timed call's time in the hook, outside the real call (read with vt_ticks_fenced). */
+void vt_self_add(uint64_t ticks) __attribute__((cold));
 
 /* Set while a timed call takes its stack, so that the capture times its own parts. */
 extern __thread int vt_self_on __attribute__((tls_model("initial-exec")));
@@ -39,16 +41,16 @@ enum vt_self_part { VT_SELF_PY, VT_SELF_NATIVE, VT_SELF_PARTS };
  * (it was: a cold call and two cold lines inside every timed span, about a fifth of a hook call on the
  * H200). */
 struct vt_self_parts {
-    uint64_t ns[VT_SELF_PARTS];
+    uint64_t ticks[VT_SELF_PARTS];
     unsigned spans[VT_SELF_PARTS];
 };
 extern __thread struct vt_self_parts vt_self_parts __attribute__((tls_model("initial-exec")));
-/* ns: one part of a timed call's stack capture (one clock read in it, as vt_self_add's spans). Each part
+/* ticks: one part of a timed call's stack capture (one clock read in it, as vt_self_add's spans). Each part
  * reads the clock inside the call's own span: those reads are the timing's, not the hook's, and are
  * taken off the call's time too. */
-static inline void vt_self_part(enum vt_self_part part, uint64_t ns)
+static inline void vt_self_part(enum vt_self_part part, uint64_t ticks)
 {
-    vt_self_parts.ns[part] += ns;
+    vt_self_parts.ticks[part] += ticks;
     vt_self_parts.spans[part]++;
 }
 

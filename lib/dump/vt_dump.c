@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "vramtrace.h"
+#include "vt_clock.h"
 #include "vt_format.h"
 #include "vt_blocks.h"
 #include "vt_config.h"
@@ -370,6 +371,8 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
 
     if (ask_driver)
         vt_devices_resolve(s->allocs, s->nallocs);
+    struct vt_ticks_scale scale;
+    vt_ticks_scale(&scale);
     for (size_t i = 0; i < s->nallocs; i++) {
         const struct vt_alloc *a = &s->allocs[i];
         /* A block's API field names its allocator. The fields of one kind only are 0 for the others. */
@@ -379,7 +382,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 block ? vt_block_owner(a->x.owner) : vt_fn_name(a->api), a->device,
                 (unsigned long long)(async ? a->x.async.stream : 0), (unsigned long long)(async ? a->x.async.pool : 0),
                 (unsigned long long)(map ? a->x.map.handle : 0), (unsigned long long)(map ? a->x.map.offset : 0),
-                a->stack, (unsigned long long)a->seq, (unsigned long long)a->time_ns, a->tid);
+                a->stack, (unsigned long long)a->seq, (unsigned long long)vt_ticks_at(&scale, a->stamp), a->tid);
         if (a->kind == VT_KIND_DEVICE && a->x.owner)
             vt_outf(f, VT_REC_POOL_SEGMENT " 0x%llx %s\n", (unsigned long long)a->addr, vt_block_owner(a->x.owner));
     }
@@ -387,7 +390,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         const struct vt_phys *p = &s->phys[i];
         vt_outf(f, VT_REC_PHYS " 0x%llx %llu %s %s %d %d %d %u %llu %llu %d\n", (unsigned long long)p->handle,
                 (unsigned long long)p->size, vt_kind_name(p->kind), vt_fn_name(p->api), p->device, p->refs,
-                p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)p->time_ns, p->tid);
+                p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)vt_ticks_at(&scale, p->stamp), p->tid);
     }
     vt_outs(f, VT_DUMP_END "\n");
 }

@@ -25,7 +25,7 @@ static void vt_self_start(struct vt_call *c)
 {
     c->timed = vt_self_pick();
     if (VT_UNLIKELY(c->timed))
-        c->self_t = vt_now_ns();
+        c->self_t = vt_ticks_fenced();
     vt_self_on = c->timed;
 }
 
@@ -33,13 +33,13 @@ static void vt_self_ready(struct vt_call *c)
 {
     vt_self_on = 0;
     if (VT_UNLIKELY(c->timed))
-        c->self_ns = vt_now_ns() - c->self_t;
+        c->self_ns = vt_ticks_fenced() - c->self_t;
 }
 
 static void vt_self_done(const struct vt_call *c)
 {
     if (VT_UNLIKELY(c->timed) && c->after_done)
-        vt_self_add(c->self_ns + (vt_now_ns() - c->self_t));
+        vt_self_add(c->self_ns + (vt_ticks_fenced() - c->self_t));
 }
 
 VT_HOT static void vt_begin_common(struct vt_call *c, enum vt_fn api)

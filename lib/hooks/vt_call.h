@@ -39,7 +39,7 @@ static inline void vt_call_after(struct vt_call *c)
     if (!c->after_done) {
         c->saved_errno = errno;
         if (VT_UNLIKELY(c->timed))
-            c->self_t = vt_now_ns();
+            c->self_t = vt_ticks_fenced();
     }
     c->after_done = 1;
 }

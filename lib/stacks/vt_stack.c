@@ -189,9 +189,9 @@ VT_HOT uint32_t vt_stack_capture(void)
      * costs the most to unwind and tells the least once the Python line is known (memray keeps no
      * native frames at all unless asked). */
     int timed = vt_self_on;
-    uint64_t t0 = timed ? vt_now_ns() : 0;
+    uint64_t t0 = timed ? vt_ticks_fenced() : 0;
     uint32_t py = vt_pycapture();
-    uint64_t t1 = timed ? vt_now_ns() : 0;
+    uint64_t t1 = timed ? vt_ticks_fenced() : 0;
     if (timed)
         vt_self_part(VT_SELF_PY, t1 - t0);
     int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
@@ -204,7 +204,7 @@ VT_HOT uint32_t vt_stack_capture(void)
         uintptr_t key[2] = {caller, py};
         const struct vt_stack *one = vt_stack_intern(key, 1);
         if (timed)
-            vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
+            vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
         return one ? one->id : 0;
     }
     /* Frames above Python ones that this thread unwound lately for the same Python stack and caller. */
@@ -213,7 +213,7 @@ VT_HOT uint32_t vt_stack_capture(void)
     if (last && rc->checks >= VT_REUSE_TRUST && !vt_reuse_checks()) {
         vt_stripe_add(vt_reused, 1, __ATOMIC_RELAXED);
         if (timed)
-            vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
+            vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
         return rc->id;
     }
     void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + 1];
@@ -266,7 +266,7 @@ VT_HOT uint32_t vt_stack_capture(void)
     }
     uint32_t id = s ? s->id : 0;
     if (timed)
-        vt_self_part(VT_SELF_NATIVE, vt_now_ns() - t1);
+        vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
     return id;
 }
 

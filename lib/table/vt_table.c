@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vt_clock.h"
 #include "vt_hash.h"
 #include "vt_hot.h"
 #include "vt_index.h"
@@ -251,9 +252,9 @@ static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device
 static __thread int32_t vt_tid __attribute__((tls_model("initial-exec")));
 
 /* seq NULL: the entry is numbered later, as it enters the table. */
-static void vt_stamp(uint64_t *seq, uint64_t *time_ns, int32_t *tid)
+static void vt_stamp(uint64_t *seq, uint64_t *stamp, int32_t *tid)
 {
-    *time_ns = vt_now_ns();
+    *stamp = vt_ticks();
     if (!vt_tid)
         vt_tid = (int32_t)syscall(SYS_gettid);
     *tid = vt_tid;
@@ -348,7 +349,7 @@ static void vt_replace_elsewhere(const struct vt_alloc *a, const struct vt_shard
         return;
     vt_mutex_lock(&sh->lock);
     uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
-    if (old != VT_SLAB_NONE && (!older_only || vt_slab_entry(&sh->slab, old)->time_ns < a->time_ns)) {
+    if (old != VT_SLAB_NONE && (!older_only || vt_slab_entry(&sh->slab, old)->stamp < a->stamp)) {
         vt_take_locked(sh, old, NULL);
         sh->c.replaced++;
     }
@@ -374,7 +375,7 @@ static __attribute__((noinline)) void vt_table_add_now(struct vt_alloc *a)
 VT_HOT void vt_table_add(struct vt_alloc *a)
 {
     a->space = vt_space_of(a->kind);
-    vt_stamp(NULL, &a->time_ns, &a->tid);
+    vt_stamp(NULL, &a->stamp, &a->tid);
     vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[a->api], 1);
     if (!vt_pending_kind(a->kind) || !vt_pending_add(a))
         vt_table_add_now(a);
@@ -396,7 +397,7 @@ void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *fla
         uint32_t old = vt_index_find(&sh->index, a->addr, a->space);
         int stale = 0;
         if (old != VT_SLAB_NONE) {
-            if (vt_slab_entry(&sh->slab, old)->time_ns < a->time_ns)
+            if (vt_slab_entry(&sh->slab, old)->stamp < a->stamp)
                 vt_take_locked(sh, old, NULL);
             else
                 stale = 1;
@@ -556,7 +557,7 @@ size_t vt_table_remove_maps(uint64_t addr, uint64_t size, struct vt_alloc *out, 
 
 void vt_phys_add(struct vt_phys *p)
 {
-    vt_stamp(&p->seq, &p->time_ns, &p->tid);
+    vt_stamp(&p->seq, &p->stamp, &p->tid);
     struct vt_pnode *n = malloc(sizeof *n), *old;
     vt_stripe_bump(&vt_call_stripes[vt_stripe_index()].calls[p->api], 1);
     vt_mutex_lock(&vt_lock);

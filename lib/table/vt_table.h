@@ -25,7 +25,7 @@ struct vt_alloc {
     uint64_t addr;
     uint64_t size;
     uint64_t seq;     /* unique in the process, grows within a shard (vt_table.c) */
-    uint64_t time_ns;
+    uint64_t stamp;   /* vt_ticks() when it was made: vt_ticks_ns() gives its time */
     union {
         struct {
             uint64_t stream;
@@ -52,7 +52,7 @@ struct vt_phys {
     uint64_t handle;
     uint64_t size;
     uint64_t seq;
-    uint64_t time_ns;
+    uint64_t stamp; /* as vt_alloc's */
     uint32_t stack;
     int32_t device; /* location id: device ordinal, or NUMA node for host locations */
     int32_t tid;
