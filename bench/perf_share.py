@@ -18,7 +18,8 @@ FRAME = re.compile(r"^\s+[0-9a-f]+\s+(.*)\s+\((.*)\)\s*$")
 
 
 def classify(frames):
-    """frames: (symbol, dso) innermost first. Returns (ours, innermost of ours, outermost of ours)."""
+    """frames: (symbol, dso) innermost first. Returns (ours, innermost of ours, outermost of ours): ours
+    None when no frame says whose the sample is (only neutral ones: a call chain cut short)."""
     ours = []
     for sym, dso in frames:
         base = os.path.basename(dso)
@@ -29,21 +30,22 @@ def classify(frames):
         elif not NEUTRAL.match(base):
             return False, None, None
     if not ours:
-        return False, None, None
+        return None, None, None
     return True, ours[0], ours[-1]
 
 
 def main():
-    total = mine = 0
+    total = mine = unknown = 0
     inner, outer = collections.Counter(), collections.Counter()
     frames = []
 
     def flush():
-        nonlocal total, mine
+        nonlocal total, mine, unknown
         if not frames:
             return
         total += 1
         ours, i, o = classify(frames)
+        unknown += ours is None
         if ours:
             mine += 1
             inner[i] += 1
@@ -65,6 +67,8 @@ def main():
         print("perf_share: no samples read", file=sys.stderr)
         sys.exit(1)
     print("perf samples %d, the library's %d: %.2f %%" % (total, mine, 100.0 * mine / total))
+    print("samples whose chain holds only the C library, libunwind, the kernel or unknown frames (whose they are "
+          "cannot be told): %d, %.2f %%" % (unknown, 100.0 * unknown / total))
     print("by the library's innermost function:")
     for k, v in inner.most_common(15):
         print("  %6.2f %% %s" % (100.0 * v / total, k))

@@ -42,6 +42,7 @@ import json, sys
 c = json.load(sys.stdin)["self_cost"]
 print("the library by its own count: %.2f %% of the process CPU (hooks %.2f: Python frames %.2f, native frames %.2f; threads %.2f)" % tuple(
     100.0 * x / c["process_cpu_ns"] for x in (c["hook_ns"] + c["threads_ns"], c["hook_ns"], c.get("python_ns") or 0,
-                                             c.get("native_ns") or 0, c["threads_ns"])))'
+                                             c.get("native_ns") or 0, c["threads_ns"])) +
+      "; %d timed calls, %d of them left out (over 50 us)" % (c.get("timed_calls", 0) + c.get("timed_outliers", 0), c.get("timed_outliers", 0)))'
 $PERF script -i "$data" -F comm,tid,ip,sym,dso --time "$t1,$t2" 2>/dev/null | python3 bench/perf_share.py
 rm -rf "$D"

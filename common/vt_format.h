@@ -75,6 +75,9 @@
 #define VT_CTR_OOM_EVENTS "oom_events"
 #define VT_CTR_NATIVE_REUSED "native_reused"
 #define VT_CTR_SELF_HOOK_SAMPLES "self_hook_samples"
+/* Timed hook calls longer than this many µs are left out of the self cost, and counted (vt_selfcost.h). */
+#define VT_CTR_SELF_HOOK_OUTLIERS "self_hook_outliers"
+#define VT_SELF_OUTLIER_US 50
 #define VT_CTR_SELF_HOOK_NS "self_hook_ns"
 #define VT_CTR_SELF_PY_NS "self_py_ns"
 #define VT_CTR_SELF_NATIVE_NS "self_native_ns"

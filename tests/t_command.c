@@ -65,6 +65,30 @@ static void test_report(const struct run *grow)
     ok(strstr(r.out, "\"python_ns\":0,") && native != UINT64_MAX && native <= hook,
        "report --json: python_ns 0 for a program without Python, native_ns within hook_ns (%llu of %llu)",
        (unsigned long long)native, (unsigned long long)hook);
+    ok(json_num(r.out, "\"self_cost\":", "timed_calls") != UINT64_MAX &&
+           json_num(r.out, "\"self_cost\":", "timed_outliers") == 0,
+       "report --json: the timed calls, none left out");
+    run_free(&r);
+
+    /* Timed calls left out (longer than VT_SELF_OUTLIER_US: the thread did not run) count at the kept
+     * ones' mean: 10 kept of 1,000 ns in all, 30 left out, make 4,000 ns. */
+    char po[760], sh[3000];
+    snprintf(po, sizeof po, "%s.outliers.dump", p3);
+    snprintf(sh, sizeof sh,
+             "sed -e 's/^counter self_hook_samples .*/counter self_hook_samples 10/' "
+             "-e 's/^counter self_hook_outliers .*/counter self_hook_outliers 30/' "
+             "-e 's/^counter self_hook_ns .*/counter self_hook_ns 1000/' '%s' > '%s'", p3, po);
+    const char *edit[] = {"-c", sh, NULL};
+    run_prog(&r, "/bin/sh", edit, NULL, 0);
+    run_free(&r);
+    cmd(&r, "report", po, "--json", NULL, NULL);
+    ok(r.status == 0 && json_num(r.out, "\"self_cost\":", "hook_ns") == 4000 &&
+           json_num(r.out, "\"self_cost\":", "timed_calls") == 10 && json_num(r.out, "\"self_cost\":", "timed_outliers") == 30,
+       "report --json: 30 timed calls left out count at the 10 kept ones' mean (hooks %llu ns of 1,000 kept)",
+       (unsigned long long)json_num(r.out, "\"self_cost\":", "hook_ns"));
+    run_free(&r);
+    cmd(&r, "report", po, NULL, NULL, NULL);
+    ok(strstr(r.out, "30 of 40 timed calls over 50 us left out") != NULL, "report: says how many timed calls were left out");
     run_free(&r);
 
     cmd(&r, "report", p3, "--folded", NULL, NULL);

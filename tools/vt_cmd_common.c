@@ -7,6 +7,7 @@
 
 #include "vt_cmd.h"
 #include "vt_dumpfile.h"
+#include "vt_format.h"
 #include "vt_model.h"
 
 /* A dump this large (~500,000 allocations, half a second or more to read) says how far its reading is,
@@ -67,7 +68,11 @@ void vt_self_cost_text(const struct vt_self_cost *v, const char *when)
     if (v->has_parts)
         printf("%sof that reading Python frames ~%.3f s, native frames ~%.3f s", v->calls ? "; " : " (",
                (double)v->py_ns / 1e9, (double)v->native_ns / 1e9);
-    if (v->calls || v->has_parts)
+    if (v->outliers)
+        printf("%s%llu of %llu timed calls over %d us left out: the thread did not run all that time",
+               v->calls || v->has_parts ? "; " : " (", (unsigned long long)v->outliers,
+               (unsigned long long)(v->samples + v->outliers), VT_SELF_OUTLIER_US);
+    if (v->calls || v->has_parts || v->outliers)
         putchar(')');
     printf(", its own threads %.3f s\n", (double)v->threads_ns / 1e9);
 }
@@ -78,9 +83,10 @@ void vt_self_cost_json(FILE *f, const struct vt_self_cost *v)
         fputs("null", f);
         return;
     }
-    fprintf(f, "{\"hook_ns\":%llu,\"threads_ns\":%llu,\"process_cpu_ns\":%llu,\"calls\":%llu,",
+    fprintf(f, "{\"hook_ns\":%llu,\"threads_ns\":%llu,\"process_cpu_ns\":%llu,\"calls\":%llu,\"timed_calls\":%llu,"
+            "\"timed_outliers\":%llu,",
             (unsigned long long)v->hook_ns, (unsigned long long)v->threads_ns, (unsigned long long)v->process_ns,
-            (unsigned long long)v->calls);
+            (unsigned long long)v->calls, (unsigned long long)v->samples, (unsigned long long)v->outliers);
     if (v->has_parts)
         fprintf(f, "\"python_ns\":%llu,\"native_ns\":%llu}", (unsigned long long)v->py_ns,
                 (unsigned long long)v->native_ns);

@@ -571,6 +571,19 @@ static void vt_libraries(struct vt_model *m)
     }
 }
 
+/* The timed calls left out as outliers are taken to have cost what the kept ones did on average. */
+static uint64_t vt_self_scaled(uint64_t raw, uint64_t samples, uint64_t outliers)
+{
+    return samples && outliers ? (uint64_t)((double)raw * (double)(samples + outliers) / (double)samples) : raw;
+}
+
+static void vt_self_scale(struct vt_self_cost *v)
+{
+    v->hook_ns = vt_self_scaled(v->hook_raw, v->samples, v->outliers);
+    v->py_ns = vt_self_scaled(v->py_raw, v->samples, v->outliers);
+    v->native_ns = vt_self_scaled(v->native_raw, v->samples, v->outliers);
+}
+
 static struct vt_self_cost vt_self_cost(const struct vt_dumpfile *d)
 {
     struct vt_self_cost v = {0};
@@ -582,29 +595,38 @@ static struct vt_self_cost vt_self_cost(const struct vt_dumpfile *d)
     }
     if (!v.has)
         return v;
-    v.hook_ns = vt_df_counter(d, VT_CTR_SELF_HOOK_NS);
-    v.py_ns = vt_df_counter(d, VT_CTR_SELF_PY_NS);
-    v.native_ns = vt_df_counter(d, VT_CTR_SELF_NATIVE_NS);
+    v.hook_raw = vt_df_counter(d, VT_CTR_SELF_HOOK_NS);
+    v.py_raw = vt_df_counter(d, VT_CTR_SELF_PY_NS);
+    v.native_raw = vt_df_counter(d, VT_CTR_SELF_NATIVE_NS);
     v.threads_ns = vt_df_counter(d, VT_CTR_SELF_THREADS_NS);
     v.process_ns = vt_df_counter(d, VT_CTR_PROCESS_CPU_NS);
+    v.samples = vt_df_counter(d, VT_CTR_SELF_HOOK_SAMPLES);
+    v.outliers = vt_df_counter(d, VT_CTR_SELF_HOOK_OUTLIERS);
     for (size_t i = 0; i < d->napis; i++)
         v.calls += d->apis[i].calls;
+    vt_self_scale(&v);
     return v;
 }
 
 struct vt_self_cost vt_self_cost_between(const struct vt_self_cost *old, const struct vt_self_cost *new)
 {
     struct vt_self_cost v = {0};
-    if (!old->has || !new->has || new->process_ns < old->process_ns || new->hook_ns < old->hook_ns ||
+    if (!old->has || !new->has || new->process_ns < old->process_ns || new->hook_raw < old->hook_raw ||
         new->threads_ns < old->threads_ns || new->calls < old->calls)
         return v;
-    v = (struct vt_self_cost){1, new->hook_ns - old->hook_ns, new->threads_ns - old->threads_ns,
-                              new->process_ns - old->process_ns, new->calls - old->calls, 0, 0, 0};
-    if (old->has_parts && new->has_parts && new->py_ns >= old->py_ns && new->native_ns >= old->native_ns) {
+    v = (struct vt_self_cost){.has = 1, .hook_raw = new->hook_raw - old->hook_raw,
+                              .threads_ns = new->threads_ns - old->threads_ns,
+                              .process_ns = new->process_ns - old->process_ns, .calls = new->calls - old->calls};
+    if (old->has_parts && new->has_parts && new->py_raw >= old->py_raw && new->native_raw >= old->native_raw) {
         v.has_parts = 1;
-        v.py_ns = new->py_ns - old->py_ns;
-        v.native_ns = new->native_ns - old->native_ns;
+        v.py_raw = new->py_raw - old->py_raw;
+        v.native_raw = new->native_raw - old->native_raw;
     }
+    if (new->samples >= old->samples && new->outliers >= old->outliers) {
+        v.samples = new->samples - old->samples;
+        v.outliers = new->outliers - old->outliers;
+    }
+    vt_self_scale(&v);
     return v;
 }
 

@@ -79,6 +79,10 @@ struct vt_self_cost {
     uint64_t hook_ns, threads_ns, process_ns, calls;
     int has_parts;               /* the hooks' time split (dumps from this version on) */
     uint64_t py_ns, native_ns;   /* of hook_ns: reading Python frames, unwinding native ones */
+    /* As the dump has them: the kept timed calls' times, and how many timed calls were kept and left
+     * out (self_hook_outliers: none in older dumps); hook_ns, py_ns and native_ns are these scaled by
+     * (samples + outliers) / samples, the left out taken as the kept ones' mean. */
+    uint64_t hook_raw, py_raw, native_raw, samples, outliers;
 };
 
 /* new - old, for two dumps of one process (has = 0 unless both have the counters and new is later). */

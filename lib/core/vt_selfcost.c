@@ -13,7 +13,7 @@ __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
 __thread int vt_self_on __attribute__((tls_model("initial-exec")));
 __thread struct vt_self_parts vt_self_parts __attribute__((tls_model("initial-exec")));
 
-static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_ticks[VT_STRIPES], vt_self_py[VT_STRIPES],
+static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_outliers[VT_STRIPES], vt_self_ticks[VT_STRIPES], vt_self_py[VT_STRIPES],
     vt_self_native[VT_STRIPES];
 
 #define VT_SELF_THREADS 16
@@ -51,6 +51,21 @@ static uint64_t vt_self_read_cost(void)
     return c;
 }
 
+/* VT_SELF_OUTLIER_NS in ticks, learnt at the first timed call. */
+static uint64_t vt_self_cap;
+
+static uint64_t vt_self_cap_ticks(void)
+{
+    uint64_t cap = __atomic_load_n(&vt_self_cap, __ATOMIC_RELAXED);
+    if (cap)
+        return cap;
+    struct vt_ticks_scale s;
+    vt_ticks_scale(&s);
+    cap = s.ns_per_tick > 0 ? (uint64_t)(VT_SELF_OUTLIER_NS / s.ns_per_tick) : VT_SELF_OUTLIER_NS;
+    __atomic_store_n(&vt_self_cap, cap, __ATOMIC_RELAXED);
+    return cap;
+}
+
 void vt_self_add(uint64_t ticks)
 {
     uint64_t read = vt_self_read_cost();
@@ -60,6 +75,10 @@ void vt_self_add(uint64_t ticks)
     vt_self_parts = (struct vt_self_parts){{0}, {0}};
     uint64_t reads = (2 + 2 * (uint64_t)p.spans[VT_SELF_PY] + p.spans[VT_SELF_NATIVE]) * read;
     ticks = ticks > reads ? ticks - reads : 0;
+    if (ticks > vt_self_cap_ticks()) {
+        vt_stripe_add(vt_self_outliers, 1, __ATOMIC_RELAXED);
+        return;
+    }
     vt_stripe_add(vt_self_samples, 1, __ATOMIC_RELAXED);
     vt_stripe_add(vt_self_ticks, ticks, __ATOMIC_RELAXED);
     for (int i = 0; i < VT_SELF_PARTS; i++) {
@@ -101,6 +120,7 @@ void vt_self_thread_end(int slot)
 void vt_selfcost_read(struct vt_selfcost *out)
 {
     out->hook_samples = vt_stripe_sum(vt_self_samples, __ATOMIC_RELAXED);
+    out->hook_outliers = vt_stripe_sum(vt_self_outliers, __ATOMIC_RELAXED);
     struct vt_ticks_scale scale;
     vt_ticks_scale(&scale);
     out->hook_ns = vt_ticks_span(&scale, vt_stripe_sum(vt_self_ticks, __ATOMIC_RELAXED)) * VT_SELF_EVERY;
@@ -124,5 +144,5 @@ void vt_selfcost_atfork_child(void)
         vt_reg[i].used = 0;
     vt_threads_done_ns = 0;
     for (int i = 0; i < VT_STRIPES; i++)
-        vt_self_samples[i].v = vt_self_ticks[i].v = vt_self_py[i].v = vt_self_native[i].v = 0;
+        vt_self_samples[i].v = vt_self_outliers[i].v = vt_self_ticks[i].v = vt_self_py[i].v = vt_self_native[i].v = 0;
 }

@@ -7,13 +7,21 @@
 #include <stdint.h>
 
 #include "vt_clock.h"
+#include "vt_format.h"
 
 /* An odd prime: a thread that alternates allocations and frees has both timed. */
 #define VT_SELF_EVERY 61
 
+/* A timed call longer than VT_SELF_OUTLIER_US (vt_format.h) was not the hook's alone: its thread was
+ * descheduled or interrupted meanwhile (a hook call takes about a microsecond). It is left out, and
+ * counted. */
+#define VT_SELF_OUTLIER_NS (VT_SELF_OUTLIER_US * 1000.0)
+
 struct vt_selfcost {
-    uint64_t hook_samples;  /* hook calls timed */
-    uint64_t hook_ns;       /* estimated time in hooks: the timed calls' time x VT_SELF_EVERY */
+    uint64_t hook_samples;  /* hook calls timed, the outliers left out */
+    uint64_t hook_outliers; /* timed calls over VT_SELF_OUTLIER_NS, left out */
+    uint64_t hook_ns;       /* the kept timed calls' time x VT_SELF_EVERY (a reader scales it by
+                               (samples + outliers) / samples) */
     uint64_t py_ns;         /* of which reading Python frames (the same estimate) */
     uint64_t native_ns;     /* of which unwinding and interning native frames */
     uint64_t threads_ns;    /* CPU time of vramtrace's own threads, finished and running */

@@ -330,10 +330,12 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     struct vt_selfcost self;
     vt_selfcost_read(&self);
     vt_outf(f,
-            VT_COUNTER_LINE(VT_CTR_SELF_HOOK_SAMPLES) VT_COUNTER_LINE(VT_CTR_SELF_HOOK_NS)
+            VT_COUNTER_LINE(VT_CTR_SELF_HOOK_SAMPLES) VT_COUNTER_LINE(VT_CTR_SELF_HOOK_OUTLIERS)
+                VT_COUNTER_LINE(VT_CTR_SELF_HOOK_NS)
                 VT_COUNTER_LINE(VT_CTR_SELF_PY_NS) VT_COUNTER_LINE(VT_CTR_SELF_NATIVE_NS)
                     VT_COUNTER_LINE(VT_CTR_SELF_THREADS_NS) VT_COUNTER_LINE(VT_CTR_PROCESS_CPU_NS),
-            (unsigned long long)self.hook_samples, (unsigned long long)self.hook_ns, (unsigned long long)self.py_ns,
+            (unsigned long long)self.hook_samples, (unsigned long long)self.hook_outliers,
+            (unsigned long long)self.hook_ns, (unsigned long long)self.py_ns,
             (unsigned long long)self.native_ns, (unsigned long long)self.threads_ns,
             (unsigned long long)self.process_ns);
     vt_outf(f, VT_COUNTER_LINE(VT_CTR_NATIVE_REUSED), (unsigned long long)vt_stack_reused());
