@@ -13,8 +13,10 @@ B=$PWD/build
 command -v valgrind > /dev/null && command -v cg_annotate > /dev/null ||
   { echo "cachegrind.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 2; }
 PY=${PY:-python3.12} REQUESTS=${REQUESTS:-5000}
+# VRAMTRACE_PY_WAIT: under valgrind the Python helper that checks the walk once (on a thread that released
+# the GIL) can miss the default 10 ms, and then the walk is never trusted and no Python frames are read.
 export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 BENCH_EVICT=40000 BENCH_EVICT_LIB=$B/bench_evict.so \
-  BENCH_DISTINCT=1 BENCH_LEVELS=4 BENCH_ASYNC=${ASYNC:-1}
+  BENCH_DISTINCT=1 BENCH_LEVELS=4 BENCH_ASYNC=${ASYNC:-1} VRAMTRACE_PY_WAIT=10000
 cc -O2 -shared -fPIC -o "$B/bench_evict.so" bench/evict.c
 D=$(mktemp -d)
 # The warm-up's 2,000 requests are counted too (cachegrind sees the whole run): pairs = REQUESTS + 2000.
