@@ -2,7 +2,9 @@
  * stamp counter where it ticks at one rate on every core (constant_tsc and nonstop_tsc), CLOCK_MONOTONIC's
  * nanoseconds elsewhere. On the H200's host (kvm-clock) clock_gettime took ~60 ns, which every
  * allocation's stamp paid. Ticks order events; a vt_ticks_scale turns them into CLOCK_MONOTONIC
- * nanoseconds (vt_now_ns's) where they are written out. */
+ * nanoseconds (vt_now_ns's) where they are written out. The flags do not promise that every core's
+ * counter reads the same at once: where they do not, two threads' stamps could be out of order by that
+ * skew, which only the rare replacement of an entry whose free was not seen compares (vt_table_fold). */
 #ifndef VT_CLOCK_H
 #define VT_CLOCK_H
 
