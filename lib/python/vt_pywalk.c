@@ -367,8 +367,10 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
         h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
         n++;
     }
-    if (m && m->trail)
+    if (m && m->trail) {
         *m->ntrail = n < VT_PYWALK_TRAIL ? (unsigned)n : VT_PYWALK_TRAIL;
+        m->trail[*m->ntrail].frame = NULL;
+    }
     if (bad || rd->failed)
         return -1;
     *hash = vt_hash_end(h, n);
@@ -419,9 +421,11 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
     } else {
         RD(&plain, f, tstate, l->ts_frame);
     }
-    const struct vt_pywalk_step *old = m->old;
-    unsigned nold = old ? m->nold : 0, j = 0;
-    if (nold)
+    /* The last walk's trail ends with a step of frame NULL, which no frame is below and none equals: the
+     * cursor needs no bounds (an empty trail is that step alone). */
+    static const struct vt_pywalk_step vt_trail_end = {0};
+    const struct vt_pywalk_step *o = m->old && m->nold ? m->old : &vt_trail_end;
+    if (o != &vt_trail_end)
         vt_prefetch_trail(l, m);
     struct vt_pywalk_step *trail = m->trail;
     uint16_t gen = (uint16_t)m->gen;
@@ -435,13 +439,13 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
         const char *code, *instr;
         RD(&plain, code, f, l->frame_code);
         RD(&plain, instr, f, l->frame_instr);
-        while (j < nold && (uintptr_t)old[j].frame > (uintptr_t)f)
-            j++;
+        while ((uintptr_t)o->frame > (uintptr_t)f)
+            o++;
         struct vt_pycode_memo known;
         struct vt_pycode_memo *slot = NULL;
         int got = 1, traceable;
-        if (j < nold && old[j].frame == f && old[j].memo.code == (uintptr_t)code && old[j].memo.gen == gen) {
-            known = old[j].memo;
+        if (o->frame == f && o->memo.code == (uintptr_t)code && o->memo.gen == gen) {
+            known = o->memo;
             traceable = known.traceable;
         } else if ((got = vt_walk_unknown(l, t, m, code, owner, &known, &slot, &traceable)) <= 0) {
             if (got < 0)
@@ -460,8 +464,10 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
         h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
         n++;
     }
-    if (trail)
+    if (trail) {
         *m->ntrail = n < VT_PYWALK_TRAIL ? (unsigned)n : VT_PYWALK_TRAIL;
+        trail[*m->ntrail].frame = NULL;
+    }
     if (f && n < max) /* left the loop on memory not as expected */
         return -1;
     *hash = vt_hash_end(h, n);

@@ -50,7 +50,8 @@ struct vt_pycode_memos {
      * (vt_pywalk.c). */
     const struct vt_pywalk_step *old;
     unsigned nold;
-    struct vt_pywalk_step *trail;
+    struct vt_pywalk_step *trail; /* room for VT_PYWALK_TRAIL steps and the end mark (a step of frame
+                                     NULL, after the last: a walk writes it, and old ends with it) */
     unsigned *ntrail;
 };
 #define VT_PYWALK_TRAIL 32

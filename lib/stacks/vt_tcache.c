@@ -24,7 +24,7 @@ struct vt_tcache {
     struct vt_tcache_pair pair[VT_PAIR_SETS][2];
     struct vt_pycode_memo memo[VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS];
     uint64_t memo_cleared;
-    struct vt_pywalk_step trail[2][VT_PYWALK_TRAIL]; /* the last walk's, and the next one's */
+    struct vt_pywalk_step trail[2][VT_PYWALK_TRAIL + 1]; /* the last walk's, and the next one's, each ended by its mark */
     unsigned ntrail[2], last;
     unsigned turn, memo_turn; /* which slot of a full set is overwritten next */
 };
