@@ -13,7 +13,7 @@ int vt_tsc_mode;
 static uint64_t vt_tsc0, vt_ns0;
 static pthread_once_t vt_clock_once = PTHREAD_ONCE_INIT;
 
-static uint64_t vt_mono_ns(void)
+uint64_t vt_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -52,7 +52,7 @@ static void vt_clock_init(void)
     int steady = vt_tsc_steady();
 #if defined(__x86_64__)
     if (steady) {
-        vt_ns0 = vt_mono_ns();
+        vt_ns0 = vt_now_ns();
         vt_tsc0 = __rdtsc();
     }
 #endif
@@ -66,7 +66,7 @@ uint64_t vt_ticks_slow(void)
     if (__atomic_load_n(&vt_tsc_mode, __ATOMIC_ACQUIRE) == 1)
         return __rdtsc();
 #endif
-    return vt_mono_ns();
+    return vt_now_ns();
 }
 
 void vt_ticks_scale(struct vt_ticks_scale *s)
@@ -76,7 +76,7 @@ void vt_ticks_scale(struct vt_ticks_scale *s)
 #if defined(__x86_64__)
     if (__atomic_load_n(&vt_tsc_mode, __ATOMIC_ACQUIRE) != 1)
         return;
-    uint64_t ns = vt_mono_ns(), tsc = __rdtsc();
+    uint64_t ns = vt_now_ns(), tsc = __rdtsc();
     s->tsc0 = vt_tsc0;
     s->ns0 = vt_ns0;
     /* Less than a microsecond after the first tick the rate cannot be measured, and does not matter:

@@ -14,6 +14,9 @@
 #include <x86intrin.h>
 #endif
 
+/* CLOCK_MONOTONIC in nanoseconds: for deadlines and the dump's times, where ~60 ns does not matter. */
+uint64_t vt_now_ns(void);
+
 /* 0: not decided yet; 1: ticks are the TSC's; 2: ticks are nanoseconds. */
 extern int vt_tsc_mode;
 
@@ -30,10 +33,10 @@ static inline uint64_t vt_ticks(void)
 
 /* The same clock for timing a span: each read waits for the instructions before it (lfence), so that
  * a span holds the whole wait of its loads, as a profiler's samples find it, at a read's cost that
- * barely varies (so taking off the least one seen is right). Unfenced, the end of a span is read
- * before the span's last loads have come, and the hook's time comes out a sixth short of perf's on the
- * CPU machine; through clock_gettime, whose cost varies on a VM's kvm-clock, a fifth above it on the
- * H200. */
+ * barely varies (so taking off the least one seen is right). On the CPU machine the count read this
+ * way matches perf's samples; unfenced, the end of a span is read before the span's last loads have
+ * come, and it came out a sixth short. On the H200 it reads half again above perf's share, as the
+ * clock_gettime spans did (docs/performance.md, 2026-12-04 fourth: not explained yet). */
 static inline uint64_t vt_ticks_fenced(void)
 {
 #if defined(__x86_64__)

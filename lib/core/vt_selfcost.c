@@ -13,8 +13,8 @@ __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
 __thread int vt_self_on __attribute__((tls_model("initial-exec")));
 __thread struct vt_self_parts vt_self_parts __attribute__((tls_model("initial-exec")));
 
-static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_outliers[VT_STRIPES], vt_self_ticks[VT_STRIPES], vt_self_py[VT_STRIPES],
-    vt_self_native[VT_STRIPES];
+static struct vt_stripe vt_self_samples[VT_STRIPES], vt_self_outliers[VT_STRIPES], vt_self_ticks[VT_STRIPES],
+    vt_self_py[VT_STRIPES], vt_self_native[VT_STRIPES];
 
 #define VT_SELF_THREADS 16
 static pthread_mutex_t vt_reg_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -46,8 +46,7 @@ extern __thread int vt_self_on __attribute__((tls_model("initial-exec")));
 enum vt_self_part { VT_SELF_PY, VT_SELF_NATIVE, VT_SELF_PARTS };
 /* A timed call's parts wait on its thread until the call's last clock read is taken (vt_self_add), so
  * that putting them in the shared counters, whose lines are cold by then, is not inside what they time
- * (it was: a cold call and two cold lines inside every timed span, about a fifth of a hook call on the
- * H200). */
+ * (it was: a cold call and two cold lines inside every timed span). */
 struct vt_self_parts {
     uint64_t ticks[VT_SELF_PARTS];
     unsigned spans[VT_SELF_PARTS];

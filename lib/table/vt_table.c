@@ -180,13 +180,6 @@ const char *vt_kind_name(enum vt_kind k)
     return k < VT_KIND_COUNT ? vt_kind_names[k] : "?";
 }
 
-VT_HOT uint64_t vt_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Address spaces inside the one table: memory, mappings, reservations, array handles and registered
  * host ranges never collide. */
 static uint8_t vt_space_of(enum vt_kind k)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vt_clock.h" /* vt_now_ns and vt_ticks, which the table's users stamp and time with */
 #include "vt_fns.h"
 
 #define VT_MAX_DEVICES 64
@@ -123,8 +124,6 @@ struct vt_snapshot {
     struct vt_failed failed[VT_MAX_FAILED]; /* newest first */
     size_t nfailed;
 };
-
-uint64_t vt_now_ns(void);
 
 /* Marks the device allocation that starts at addr as native allocator owner's segment (a vt_block_owner
  * index), for as long as it lives; an allocation already marked keeps its owner. sweep: look in every
