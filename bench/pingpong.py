@@ -2,8 +2,11 @@
 # turns (bench/turns.py): each cycle gives every configuration one batch, in an order that rotates from
 # cycle to cycle, all pinned to the same CPUs, so neighbouring batches are seconds apart and see the same
 # machine. Prints each cycle's values, then each configuration's median value and its throughput ratio to
-# "bare" taken cycle by cycle (median and quartiles): a machine that drifts 2x between processes or
-# minutes (the H200 machine did) still gives a ratio.
+# "bare" taken cycle by cycle (median, quartiles, and a 95 % interval of the median by resampling the
+# cycles): a machine that drifts 2x between processes or minutes (the H200 machine did) still gives a
+# ratio. Two or more bare configurations (bare, bare_b, ...) are the control: their ratio to each other
+# says how far two processes of the same program differ, and each configuration's ratio is also given
+# against their mean in the same cycle.
 #   pingpong.py [--cycles N] [--cpus LIST] [--unit per_s|us] [--lib PATH] CONF... -- COMMAND...
 # CONF: NAME or NAME:ITEM,ITEM...; ITEM is VAR=VALUE (set for that process) or +ARG (appended to its
 # command). Names that begin with "bare" run without the library (the ratios are to the one named "bare"),
@@ -11,6 +14,7 @@
 # --unit: per_s when a batch prints a rate (higher is better), us when it prints a time per request.
 import argparse
 import os
+import random
 import select
 import statistics
 import subprocess
@@ -45,6 +49,14 @@ def read_line(p, name):
 def quartiles(v):
     v = sorted(v)
     return v[len(v) // 4], statistics.median(v), v[(3 * len(v)) // 4]
+
+
+def median_interval(v, rounds=2000):
+    """The 2.5th and 97.5th percentiles of the median of v resampled with replacement (a fixed seed, so
+    one run's figures read the same each time they are computed)."""
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(v, k=len(v))) for _ in range(rounds))
+    return meds[rounds * 25 // 1000], meds[rounds * 975 // 1000 - 1]
 
 
 def main():
@@ -92,10 +104,18 @@ def main():
         p.wait()
     print("%d cycles in %.1f s; value: %s; ratio: throughput against bare in the same cycle, median "
           "[quartiles]" % (opts.cycles, time.monotonic() - t0, "per second" if opts.unit == "per_s" else "us"))
+    bares = [n for n in names if n.startswith("bare")]
+    mean_bare = [statistics.mean(values[b][i] for b in bares) for i in range(opts.cycles)]
     for n in names:
         r = [(v / b if opts.unit == "per_s" else b / v) for v, b in zip(values[n], values["bare"])]
         lo, med, hi = quartiles(r)
-        print("  %-16s median value %.4g  ratio %.3f [%.3f %.3f]" % (n, statistics.median(values[n]), med, lo, hi))
+        clo, chi = median_interval(r)
+        line = "  %-16s median value %.4g  ratio %.3f [%.3f %.3f] (95 %% of the median: %.3f-%.3f)" % (
+            n, statistics.median(values[n]), med, lo, hi, clo, chi)
+        if len(bares) > 1 and n not in bares:
+            m = [(v / b if opts.unit == "per_s" else b / v) for v, b in zip(values[n], mean_bare)]
+            line += "; to the bares' mean %.3f (%.3f-%.3f)" % ((statistics.median(m),) + median_interval(m))
+        print(line)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ ALLOC=$1 CYCLES=${2:-30} CPUS=${CPUS:-6} LIB=${LIB:-$B/libvramtrace.so}
 export VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp TOKENIZERS_PARALLELISM=false OMP_NUM_THREADS=1
 if [ "$ALLOC" = async ]; then
   export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
-  set -- bare defaults python_off:VRAMTRACE_PYTHON=0
+  # bare_b: a second bare process, the control (bench/pingpong.py: how far two processes of one program
+  # differ, 1 % on the H200 over 200 cycles)
+  set -- bare bare_b defaults python_off:VRAMTRACE_PYTHON=0
 else
   unset PYTORCH_CUDA_ALLOC_CONF
   # defaults: torch's history still off (armed by the first dump); dumped: after one dump, history on
@@ -28,16 +30,21 @@ fi
 echo "GPT-2 decode, batch 1, 32 new tokens, $ALLOC allocator, tokens/s, CPU $CPUS:"
 [ "$CYCLES" = 0 ] || python3 bench/pingpong.py --cycles "$CYCLES" --cpus "$CPUS" --unit per_s --lib "$LIB" "$@" -- \
   python3 bench/gpt2_decode.py 1 3 | tee /tmp/serving_$ALLOC.txt
-[ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
+[ "$CYCLES" != 0 ] && [ -n "${OUT:-}" ] && cp /tmp/serving_$ALLOC.txt "$OUT/"
 # What the library cost one process in between two dumps, by its own count (vramtrace diff's
 # self_cost: its hooks, timed at every 61st call, and its threads, against the process's CPU), torch's
 # history off (the defaults until a first dump); then torch's block history switched on and off batch by
 # batch in one process without the library: what a first dump costs afterwards. Neither depends on
 # how the machine drifts, as both sides are measured in one process at once. SELF_CONFS names other
-# configurations for the first ("name:VAR=value,VAR=value ...").
+# configurations for the first ("name:VAR=value,VAR=value ..."); LIBS="DIR/libvramtrace.so ..." several
+# builds, each configuration under each in the order given (name builds twice to interleave rounds),
+# each line then naming the build's folder.
 [ "${ONE_RUN:-1}" = 0 ] && exit 0
+for lib in ${LIBS:-$LIB}; do
 for conf in ${SELF_CONFS:-defaults python_off:VRAMTRACE_PYTHON=0}; do
-  env LD_PRELOAD=$LIB VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p' | tr , ' ') \
+  label=${conf%%:*}
+  [ -n "${LIBS:-}" ] && label="$label $(basename "$(dirname "$lib")")"
+  env LD_PRELOAD=$lib VRAMTRACE_TORCH_HISTORY=off $(echo "$conf" | sed -n 's/^[^:]*://p' | tr , ' ') \
     taskset -c "$CPUS" python3 bench/gpt2_decode.py 10 3 selfcost > /tmp/one.txt 2>&1
   set -- $(awk '$1 == "dump" {print $2}' /tmp/one.txt | tail -2)
   tokens=$(awk '$1 == "tokens" {print $2}' /tmp/one.txt)
@@ -50,11 +57,12 @@ print("%s: library %.1f us a token (hooks %.1f: Python frames %s, native frames 
     "-" if c.get("python_ns") is None else "%.1f" % (c["python_ns"] / t / 1e3),
     "-" if c.get("native_ns") is None else "%.1f" % (c["native_ns"] / t / 1e3), c["threads_ns"] / t / 1e3,
     c["process_cpu_ns"] / t / 1e3, 100.0 * (c["hook_ns"] + c["threads_ns"]) / c["process_cpu_ns"], c["calls"] / t))' \
-      "${conf%%:*}" "$tokens"
+      "$label" "$tokens"
   else
-    echo "${conf%%:*}: no self cost (run failed)"; tail -3 /tmp/one.txt
+    echo "$label: no self cost (run failed)"; tail -3 /tmp/one.txt
   fi
   grep -E '^counter (py_|batch_freed|replaced|unknown_frees)' "$2" 2>/dev/null | tr '\n' ' '; echo
+done
 done
 # torch records block history only with its native allocator
 [ "$ALLOC" = async ] && exit 0
