@@ -415,6 +415,51 @@ static void test_recode(void)
     each_python(check_recode);
 }
 
+/* A subinterpreter's allocation on a thread of the main one. Subinterpreters keep code objects of their
+ * own, freed with them, so their frames are never read: its site has no frame of the subinterpreter's
+ * code. The main interpreter's allocations around it keep their frames (the main interpreter is told by
+ * a field read straight once checked against the interpreter's own answer). */
+static void check_subinterp(const char *python, const char *tag)
+{
+    struct run r, c;
+    char p[700];
+    run_py(&r, python, "subinterp", NULL);
+    const char *nosub = out_line(&r, "nosub ", 0);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && !nosub, "%s subinterp: the program ran, one dump",
+            tag)) {
+        diag("status %d, nosub: %s, err: %s", r.status, nosub ? nosub : "-", r.err);
+        run_free(&r);
+        return;
+    }
+    const char *args[] = {"report", p, "--json", NULL};
+    run_prog(&c, "../vramtrace", args, NULL, 0);
+    struct site s;
+    const char *w6[] = {frame("before_sub", out_num(&r, "site", "6291456")), NULL};
+    const char *w8[] = {frame("after_sub", out_num(&r, "site", "8388608")), NULL};
+    int got = find_site(c.out, 6 << 20, &s);
+    ok(got && s.python_from >= 0 && !strcmp(s.frames[s.python_from], w6[0]),
+       "%s subinterp: before it, the main interpreter's frames", tag);
+    site_free(&s);
+    got = find_site(c.out, 7 << 20, &s);
+    int sub_frames = 0;
+    for (int i = 0; got && i < s.n; i++)
+        sub_frames += strstr(s.frames[i], "<string>") != NULL;
+    if (!ok(got && sub_frames == 0, "%s subinterp: its allocation, none of its frames", tag))
+        show_site(&s);
+    site_free(&s);
+    got = find_site(c.out, 8 << 20, &s);
+    ok(got && s.python_from >= 0 && !strcmp(s.frames[s.python_from], w8[0]),
+       "%s subinterp: after it, the main interpreter's frames", tag);
+    site_free(&s);
+    run_free(&c);
+    run_free(&r);
+}
+
+static void test_subinterp(void)
+{
+    each_python(check_subinterp);
+}
+
 static void test_diff_trend(void)
 {
     struct run r, c;
@@ -706,6 +751,7 @@ int main(void)
     test_self_parts();
     test_native_reuse();
     test_recode();
+    test_subinterp();
     check_gil("gil", 0);
     check_gil("gilwalk", 1);
     test_walk_faults();

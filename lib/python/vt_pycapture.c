@@ -52,6 +52,7 @@ static int vt_ph_sleeping; /* the helper waits for vt_ph_work, not polling */
 static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
 
 static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
+static int vt_pc_decided; /* set once vt_pc_decide has run: each capture then reads a flag, no call */
 static int vt_pc_on;
 /* Counted at every allocation of every thread: striped (vt_stripe.h). */
 static struct vt_stripe vt_pc_held[VT_STRIPES], vt_pc_released[VT_STRIPES], vt_pc_missed[VT_STRIPES],
@@ -82,6 +83,18 @@ static void vt_pc_decide(void)
         vt_say("Python %s: %s; its frames are read through the interpreter, with the GIL", v, no);
 }
 
+static void vt_pc_decide_once(void)
+{
+    vt_pc_decide();
+    __atomic_store_n(&vt_pc_decided, 1, __ATOMIC_RELEASE);
+}
+
+static inline void vt_pc_ready(void)
+{
+    if (VT_UNLIKELY(!__atomic_load_n(&vt_pc_decided, __ATOMIC_ACQUIRE)))
+        pthread_once(&vt_pc_once, vt_pc_decide_once);
+}
+
 static void vt_pc_walk_off(const char *why)
 {
     int was = __atomic_exchange_n(&vt_pc_walk, -1, __ATOMIC_ACQ_REL);
@@ -91,7 +104,7 @@ static void vt_pc_walk_off(const char *why)
 }
 
 /* With the GIL held, for a thread (tstate) that runs no Python meanwhile. */
-static uint32_t vt_pc_read_held(void *ts)
+static __attribute__((noinline, cold)) uint32_t vt_pc_read_held(void *ts)
 {
     if (__atomic_load_n(&vt_pc_walk, __ATOMIC_ACQUIRE) != 0)
         return vt_pystack_read(ts);
@@ -180,7 +193,7 @@ static void *vt_ph_main(void *arg)
     return NULL;
 }
 
-static uint32_t vt_pc_ask_helper(void *ts)
+static __attribute__((noinline, cold)) uint32_t vt_pc_ask_helper(void *ts)
 {
     struct vt_pyjob j = {.ts = ts, .state = VT_JOB_QUEUED};
     struct timespec until = vt_deadline(vt_cfg.py_wait / 1e3);
@@ -229,7 +242,7 @@ static uint32_t vt_pc_ask_helper(void *ts)
 
 VT_HOT uint32_t vt_pycapture(void)
 {
-    pthread_once(&vt_pc_once, vt_pc_decide);
+    vt_pc_ready();
     /* busy: something the interpreter did for us allocated CUDA memory on this thread. */
     if (!vt_pc_on || vt_pc_busy || !vt_py_running())
         return 0;
@@ -269,7 +282,7 @@ void vt_pycapture_write(struct vt_out *f)
     const char *v = vt_py_version();
     if (!v)
         return;
-    pthread_once(&vt_pc_once, vt_pc_decide);
+    vt_pc_ready();
     uintptr_t lo, hi;
     vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
     const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";

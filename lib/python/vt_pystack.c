@@ -184,12 +184,10 @@ static const struct vt_pyframe *vt_pyframe_get_locked(const struct vt_pycode *co
     return f;
 }
 
-VT_HOT static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
+/* A stack this thread has not met lately, looked up under its shard's lock: out of the hooks' line of
+ * code, as the thread's cache answers nearly every look-up. */
+static __attribute__((noinline, cold)) uint32_t vt_pys_find_shared(const uintptr_t *key, int n, uint64_t h)
 {
-    /* A stack this thread met lately: no lock (stacks never change or go away once published). */
-    const struct vt_pystk *seen = vt_tcache_find(VT_TCACHE_PYSTACKS, h);
-    if (seen && seen->n == (uint32_t)n && !memcmp(seen->key, key, 2 * (size_t)n * sizeof *key))
-        return seen->id;
     vt_stripe_add(vt_pys_lookups, 1, __ATOMIC_RELAXED);
     struct vt_pystk *s;
     unsigned hv = (unsigned)h;
@@ -202,6 +200,15 @@ VT_HOT static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
     if (id)
         vt_tcache_put(VT_TCACHE_PYSTACKS, h, s);
     return id;
+}
+
+VT_HOT static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
+{
+    /* A stack this thread met lately: no lock (stacks never change or go away once published). */
+    const struct vt_pystk *seen = vt_tcache_find(VT_TCACHE_PYSTACKS, h);
+    if (seen && seen->n == (uint32_t)n && vt_words_equal(seen->key, key, 2 * (size_t)n))
+        return seen->id;
+    return vt_pys_find_shared(key, n, h);
 }
 
 /* A new stack of n frames: their code objects and lines given; 0 when it could not be kept. */
@@ -302,6 +309,14 @@ static int vt_code_event(int event, void *code)
     return 0;
 }
 
+/* The memo emptied, once the count of destroyed code objects has moved 2^15 past its last emptying. */
+static __attribute__((noinline, cold)) void vt_memo_clear(struct vt_pycode_memos *memo, uint64_t *cleared)
+{
+    memset(memo->slot, 0, VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS * sizeof *memo->slot);
+    *cleared = memo->gen;
+    memo->nold = 0; /* its entries' 16 bits too */
+}
+
 VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
 {
     uintptr_t key[2 * VT_PY_DEPTH_MAX];
@@ -312,11 +327,8 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
     if (cached && __atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE)) {
         memo.gen = __atomic_load_n(&vt_code_gen, __ATOMIC_ACQUIRE);
         /* Slots keep 16 bits of the count they were written at (vt_pywalk.h). */
-        if (memo.gen - *cleared >= 1u << 15) {
-            memset(memo.slot, 0, VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS * sizeof *memo.slot);
-            *cleared = memo.gen;
-            memo.nold = 0; /* its entries' 16 bits too */
-        }
+        if (VT_UNLIKELY(memo.gen - *cleared >= 1u << 15))
+            vt_memo_clear(&memo, cleared);
     } else {
         memo.slot = NULL;
     }
@@ -326,7 +338,7 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
         if (!memo.slot || memo.reads)
             vt_stripe_add(vt_pys_code_reads, memo.slot ? memo.reads : (uint64_t)n, __ATOMIC_RELAXED);
     }
-    if (vt_fault_corrupt && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
+    if (VT_UNLIKELY(vt_fault_corrupt) && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
         n = -1;
     *failed = n < 0;
     if (n <= 0)

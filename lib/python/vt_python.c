@@ -299,16 +299,58 @@ const char *vt_py_walkable(const struct vt_pylayout **layout, struct vt_pytypes 
     return NULL;
 }
 
+/* Whether thread state ts belongs to the main interpreter. Each allocation asks, and each call into the
+ * interpreter is a line of its code to fetch (cold between two allocations), so once it is known to hold
+ * the answer is read straight: from 3.11 the main interpreter lives inside the runtime's own structure,
+ * at one address for the process's life, and a thread state's interpreter is its third field (after
+ * prev and next, in every version we know), which the first call checks against the interpreter's own
+ * answer before it is trusted. */
+#define VT_TS_INTERP_AT (2 * sizeof(void *))
+static void *vt_main_interp;
+static int vt_interp_direct = -1; /* -1: not checked yet, 0: ask the interpreter, 1: read straight */
+
+static __attribute__((noinline, cold)) int vt_py_in_main_asked(void *ts, int direct)
+{
+    void *interp = vt_py.ts_interp(ts), *main_interp = vt_py.interp_main();
+    if (direct < 0 && main_interp) {
+        void *field;
+        memcpy(&field, (const char *)ts + VT_TS_INTERP_AT, sizeof field);
+        if (vt_py_minor >= 11 && field == interp) {
+            vt_main_interp = main_interp;
+            __atomic_store_n(&vt_interp_direct, 1, __ATOMIC_RELEASE);
+        } else {
+            __atomic_store_n(&vt_interp_direct, 0, __ATOMIC_RELEASE);
+        }
+    }
+    return interp == main_interp;
+}
+
+static inline int vt_py_in_main(void *ts)
+{
+    int direct = __atomic_load_n(&vt_interp_direct, __ATOMIC_ACQUIRE);
+    if (VT_UNLIKELY(direct != 1))
+        return vt_py_in_main_asked(ts, direct);
+    void *field;
+    memcpy(&field, (const char *)ts + VT_TS_INTERP_AT, sizeof field);
+    return field == vt_main_interp;
+}
+
 VT_HOT void *vt_py_thread_state(int *holds_gil)
 {
-    void *mine = vt_py.ts_this();
-    void *cur = vt_py.ts_current();
     /* Up to 3.11 the current thread state is the GIL holder's, whichever thread asks; from 3.12 it is
-     * per thread. Either way it is ours when it is the one bound to this thread. */
-    *holds_gil = cur && (cur == mine || vt_py_minor >= 12);
-    void *ts = *holds_gil ? cur : mine;
+     * per thread, and set only while this thread holds the GIL: then it is ours, and the one bound to
+     * this thread need not be asked for. */
+    void *cur = vt_py.ts_current(), *ts;
+    if (vt_py_minor >= 12) {
+        *holds_gil = cur != NULL;
+        ts = cur ? cur : vt_py.ts_this();
+    } else {
+        void *mine = vt_py.ts_this();
+        *holds_gil = cur && cur == mine;
+        ts = *holds_gil ? cur : mine;
+    }
     /* Subinterpreters keep code objects of their own, freed with them: only the main one is read. */
-    return ts && vt_py.ts_interp(ts) == vt_py.interp_main() ? ts : NULL;
+    return ts && vt_py_in_main(ts) ? ts : NULL;
 }
 
 int vt_py_frames(void *tstate, uintptr_t *out, int max)

@@ -74,17 +74,12 @@ void vt_stack_init(void)
     pthread_once(&vt_shards_once, vt_shards_init);
 }
 
-/* key: n return addresses, then the Python stack id; the interned stack, or NULL when it could not be
- * kept. */
-VT_HOT static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
+/* A stack this thread has not met lately: found or added under its shard's lock. Out of the hooks' line
+ * of code (a decode loop meets its few hundred stacks in the thread's cache). */
+static __attribute__((noinline, cold)) const struct vt_stack *vt_stack_intern_shared(const uintptr_t *key, uint32_t n,
+                                                                                      uint64_t hk)
 {
     size_t len = (n + 1) * sizeof(uintptr_t);
-    uint64_t hk = vt_key_hash(key, n);
-    /* A stack this thread met lately: no lock, so threads allocating from one call site do not queue on
-     * its shard. */
-    const struct vt_stack *seen = vt_tcache_find(VT_TCACHE_STACKS, hk);
-    if (seen && seen->n == n && !memcmp(seen->pc, key, len))
-        return seen;
     /* The shard: from the innermost return address and the depth, which differ between most stacks. */
     uint64_t h = ((uint64_t)key[0] ^ ((uint64_t)n << 48) ^ (n > 1 ? (uint64_t)key[1] << 7 : 0)) * 0x9e3779b97f4a7c15ull;
     struct vt_stack *s;
@@ -121,6 +116,19 @@ VT_HOT static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint3
     }
     vt_tcache_put(VT_TCACHE_STACKS, hk, s);
     return s;
+}
+
+/* key: n return addresses, then the Python stack id; the interned stack, or NULL when it could not be
+ * kept. */
+VT_HOT static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint32_t n)
+{
+    uint64_t hk = vt_key_hash(key, n);
+    /* A stack this thread met lately: no lock, so threads allocating from one call site do not queue on
+     * its shard. */
+    const struct vt_stack *seen = vt_tcache_find(VT_TCACHE_STACKS, hk);
+    if (seen && seen->n == n && vt_words_equal(seen->pc, key, (size_t)n + 1))
+        return seen;
+    return vt_stack_intern_shared(key, n, hk);
 }
 
 /* The program's return address into our hook: along our own frame pointers (the library is built with
@@ -167,10 +175,11 @@ static uint64_t vt_pair_hash(uint32_t py, uintptr_t caller)
     return h ^ (h >> 29);
 }
 
-/* Frames of our own at the top of a stack (the hook, vt_call's begin, vt_stack_capture: 3 measured),
+/* Frames of our own at the top of a stack (the hook, vt_call's begin, vt_stack_capture and
+ * vt_stack_unwound: 4, one more than was measured before the last was split off),
  * unwound and then skipped: at most VT_OWN_FRAMES. Each unwound frame costs ~20 ns, so a capture asks
  * for as many as the most seen so far (vt_own_seen), and again for more when a new route has more. */
-static int vt_own_seen = 3;
+static int vt_own_seen = 4;
 
 static int vt_own_count(void *const *raw, int got)
 {
@@ -180,33 +189,12 @@ static int vt_own_count(void *const *raw, int got)
     return skip;
 }
 
-VT_HOT uint32_t vt_stack_capture(void)
+/* The native frames of an allocation, unwound (or reused: below), with Python stack py above them and
+ * the program's calling instruction caller; depth frames at most. Apart from vt_stack_capture, whose
+ * common case (one native frame above Python ones) is then a few lines of code. */
+static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_t caller, int depth, int timed,
+                                                         uint64_t t1)
 {
-    if (vt_cfg.depth <= 0)
-        return 0;
-    /* Python frames first: where they are read, only the few native frames above them are kept (the
-     * library that allocated, and its caller), so unwinding stops there. The deep C++ below an operator
-     * costs the most to unwind and tells the least once the Python line is known (memray keeps no
-     * native frames at all unless asked). */
-    int timed = vt_self_on;
-    uint64_t t0 = timed ? vt_ticks_fenced() : 0;
-    uint32_t py = vt_pycapture();
-    uint64_t t1 = timed ? vt_ticks_fenced() : 0;
-    if (timed)
-        vt_self_part(VT_SELF_PY, t1 - t0);
-    int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
-    uintptr_t caller = py && depth > 0 ? vt_program_caller() : 0;
-    /* One native frame above Python ones: the program's call into CUDA, which vt_program_caller found
-     * along our own frame pointers, is that frame (the first an unwind would give past ours), so nothing
-     * is unwound and no pair kept: the library that allocated (what names cuBLAS's or NCCL's memory),
-     * for about the cost of none. */
-    if (depth == 1 && caller) {
-        uintptr_t key[2] = {caller, py};
-        const struct vt_stack *one = vt_stack_intern(key, 1);
-        if (timed)
-            vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
-        return one ? one->id : 0;
-    }
     /* Frames above Python ones that this thread unwound lately for the same Python stack and caller. */
     struct vt_tcache_pair *rc = caller ? vt_tcache_pair(vt_pair_hash(py, caller), caller, py) : NULL;
     const struct vt_stack *last = rc && rc->caller == caller && rc->py == py ? rc->item : NULL;
@@ -268,6 +256,37 @@ VT_HOT uint32_t vt_stack_capture(void)
     if (timed)
         vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
     return id;
+}
+
+
+VT_HOT uint32_t vt_stack_capture(void)
+{
+    if (vt_cfg.depth <= 0)
+        return 0;
+    /* Python frames first: where they are read, only the few native frames above them are kept (the
+     * library that allocated, and its caller), so unwinding stops there. The deep C++ below an operator
+     * costs the most to unwind and tells the least once the Python line is known (memray keeps no
+     * native frames at all unless asked). */
+    int timed = vt_self_on;
+    uint64_t t0 = timed ? vt_ticks_fenced() : 0;
+    uint32_t py = vt_pycapture();
+    uint64_t t1 = timed ? vt_ticks_fenced() : 0;
+    if (timed)
+        vt_self_part(VT_SELF_PY, t1 - t0);
+    int depth = py && vt_cfg.py_native_depth < vt_cfg.depth ? vt_cfg.py_native_depth : vt_cfg.depth;
+    uintptr_t caller = py && depth > 0 ? vt_program_caller() : 0;
+    /* One native frame above Python ones: the program's call into CUDA, which vt_program_caller found
+     * along our own frame pointers, is that frame (the first an unwind would give past ours), so nothing
+     * is unwound and no pair kept: the library that allocated (what names cuBLAS's or NCCL's memory),
+     * for about the cost of none. */
+    if (depth == 1 && caller) {
+        uintptr_t key[2] = {caller, py};
+        const struct vt_stack *one = vt_stack_intern(key, 1);
+        if (timed)
+            vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
+        return one ? one->id : 0;
+    }
+    return vt_stack_unwound(py, caller, depth, timed, t1);
 }
 
 uint64_t vt_stack_reused(void)

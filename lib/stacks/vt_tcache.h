@@ -8,6 +8,7 @@
 #ifndef VT_TCACHE_H
 #define VT_TCACHE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vt_pywalk.h"
@@ -16,6 +17,17 @@
 #define VT_TCACHE_SETS 128 /* 512 slots a table */
 
 enum vt_tcache_table { VT_TCACHE_STACKS, VT_TCACHE_PYSTACKS, VT_TCACHE_TABLES };
+
+/* Whether two keys of n words are the same: how a caller checks an item found here. A short loop in
+ * the hook's own code, not the C library's memcmp, whose code (a dispatch on the length, lines of its
+ * own) is cold at every allocation: ~5.7 of its code lines a pair by cachegrind. */
+static inline int vt_words_equal(const uintptr_t *a, const uintptr_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
 
 /* The item last kept with hash h in table t (the caller compares its key), or NULL. */
 const void *vt_tcache_find(enum vt_tcache_table t, uint64_t h);

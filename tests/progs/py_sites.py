@@ -15,6 +15,8 @@
 #               size, 4 KiB times its number) and dropped: each new code object takes the dead one's address
 #        paths: from one Python line, 100 allocations through native path a (4 KiB each), then 400 taking
 #               paths a and b in turn (b: 8 KiB), all kept, one dump
+#        subinterp: an allocation in before_sub (6 MiB), one made by a subinterpreter's code (7 MiB), one in
+#               after_sub (8 MiB), all holding the GIL, one dump; "nosub WHY" when no subinterpreter runs
 import ctypes
 import os
 import sys
@@ -200,6 +202,36 @@ if mode == "paths":
         p = ctypes.c_void_p()
         released_helpers.two_paths_alloc(b, ctypes.c_size_t(8192 if b else 4096), ctypes.byref(p))
         kept.append(p)
+    dump()
+def before_sub():
+    p = ctypes.c_void_p(); held.cudaMalloc(ctypes.byref(p), 6 << 20); site(6 << 20, p)
+
+
+def after_sub():
+    p = ctypes.c_void_p(); held.cudaMalloc(ctypes.byref(p), 8 << 20); site(8 << 20, p)
+
+
+def in_subinterpreter(code):
+    try:
+        import _interpreters as subs  # 3.13
+    except ImportError:
+        import _xxsubinterpreters as subs
+    try:
+        sub = subs.create(isolated=False)  # 3.12: ctypes loads only in a subinterpreter that is not isolated
+    except TypeError:
+        sub = subs.create()
+    subs.run_string(sub, code)
+
+
+if mode == "subinterp":
+    before_sub()
+    try:  # the subinterpreter keeps its allocation: it is never destroyed
+        in_subinterpreter("import ctypes\np = ctypes.c_void_p()\n"
+                          "ctypes.PyDLL(%r).cudaMalloc(ctypes.byref(p), 7 << 20)\n" % sys.argv[1])
+        print("sub", 7 << 20, flush=True)
+    except Exception as e:
+        print("nosub", type(e).__name__, e, flush=True)
+    after_sub()
     dump()
 if mode == "many":
     Server().churn(1000)
