@@ -6,6 +6,7 @@
 # misses of the library's own functions, per alloc+free pair, in all and by source folder (lib/python,
 # lib/table, ...). The figures are deterministic for a build, so builds compare without rounds; what they
 # miss is what real caches add (prefetching, a larger L3): docs/performance.md pairs them with the H200.
+# "called": the C library's and the interpreter's functions a hook calls (see below).
 #   cachegrind.sh LIB...        (ASYNC=0: plain cudaMalloc/cudaFree instead of stream-ordered pairs;
 #                                PY: the interpreter, CPython 3.12 by default; REQUESTS=5000)
 set -u
@@ -34,12 +35,19 @@ import re, sys, collections
 pairs, lib = int(sys.argv[1]), sys.argv[2]
 by = collections.defaultdict(lambda: [0, 0, 0])
 for line in sys.stdin:
-    # Our sources by folder, and libunwind (unwinding is part of the cost too).
+    # Our sources by folder, libunwind (unwinding is part of the cost too), and the functions of the C
+    # library and the interpreter that a hook calls on every allocation (the thread state, once, a key
+    # compare): their code lines are fetched for us. The program makes some of those calls itself: a bare
+    # run of this loop has them at ~1.7 code and ~0.9 data lines a pair.
     m = re.search(r"\s(/\S*?/(lib/[a-z]+|common)/[^:/]+\.[ch]):", line)
     u = None if m else re.search(r"\s(\?\?\?:(?:_UL|_Ux86|unw_)\S*)", line)
-    if not m and not u:
+    c = None if m or u else re.search(r"\s(\S*:(?:PyGILState_GetThisThreadState|_PyThreadState_UncheckedGet|"
+                                      r"PyThreadState_GetUnchecked|Py_IsInitialized|_Py_IsFinalizing|"
+                                      r"PyThreadState_GetInterpreter|PyInterpreterState_Main|PyThread_tss_get|"
+                                      r"pthread_getspecific|pthread_once|__memcmp\w*))\b", line)
+    if not m and not u and not c:
         continue
-    where, group = (m.group(1), m.group(2)) if m else (u.group(1), "libunwind")
+    where, group = (m.group(1), m.group(2)) if m else (u.group(1), "libunwind") if u else (c.group(1), "called")
     vals = [int(x.replace(",", "")) for x in re.findall(r"(\d[\d,]*)\s+(?:\([^)]*\))?", line.split(where)[0])[:3]]
     if len(vals) == 3:
         for i in range(3):
