@@ -323,8 +323,10 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
     uint64_t h;
     struct vt_pycode_memos memo = {0};
     uint64_t *cleared;
-    int cached = vt_tcache_walk(&memo, &cleared) == 0;
-    if (cached && __atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE)) {
+    /* The common case first (the compiler lays its blocks out in a line): a thread with its cache, an
+     * interpreter whose code objects are watched, a walk that found frames, a stack met before. */
+    int cached = VT_LIKELY(vt_tcache_walk(&memo, &cleared) == 0);
+    if (VT_LIKELY(cached && __atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE))) {
         memo.gen = __atomic_load_n(&vt_code_gen, __ATOMIC_ACQUIRE);
         /* Slots keep 16 bits of the count they were written at (vt_pywalk.h). */
         if (VT_UNLIKELY(memo.gen - *cleared >= 1u << 15))
@@ -333,18 +335,18 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
         memo.slot = NULL;
     }
     int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, cached ? &memo : NULL);
-    if (n > 0) {
+    if (VT_LIKELY(n > 0)) {
         vt_stripe_add(vt_pys_frames, (uint64_t)n, __ATOMIC_RELAXED);
-        if (!memo.slot || memo.reads)
+        if (VT_UNLIKELY(!memo.slot || memo.reads))
             vt_stripe_add(vt_pys_code_reads, memo.slot ? memo.reads : (uint64_t)n, __ATOMIC_RELAXED);
     }
     if (VT_UNLIKELY(vt_fault_corrupt) && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
         n = -1;
     *failed = n < 0;
-    if (n <= 0)
+    if (VT_UNLIKELY(n <= 0))
         return 0;
     uint32_t id = vt_pys_find(key, n, h);
-    return id ? id : vt_walk_add(key, n, h, 0);
+    return VT_LIKELY(id) ? id : vt_walk_add(key, n, h, 0);
 }
 
 const char *vt_pystack_check(void *tstate, uint32_t *id)

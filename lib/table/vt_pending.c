@@ -46,12 +46,20 @@ static pthread_key_t vt_pend_key;
 static pthread_once_t vt_pend_once = PTHREAD_ONCE_INIT;
 static int vt_pend_key_ok;
 
-VT_HOT static void vt_pend_lock(struct vt_pend *p)
+/* The batch is busy (a fold by a dump or another thread's free holds it): wait, out of the hooks' lines. */
+static __attribute__((noinline, cold)) void vt_pend_wait(struct vt_pend *p)
 {
-    vt_locks_held++;
-    while (__atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQUIRE))
+    do
         while (__atomic_load_n(&p->busy, __ATOMIC_RELAXED))
             sched_yield();
+    while (__atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQUIRE));
+}
+
+static inline void vt_pend_lock(struct vt_pend *p)
+{
+    vt_locks_held++;
+    if (VT_UNLIKELY(__atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQUIRE)))
+        vt_pend_wait(p);
 }
 
 VT_HOT static void vt_pend_unlock(struct vt_pend *p)

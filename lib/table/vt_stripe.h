@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "vt_hot.h"
+
 #define VT_STRIPES 64
 #define VT_STRIPES_SOLO 48
 
@@ -27,14 +29,14 @@ unsigned vt_stripe_pick(void);
 /* The calling thread's stripe, 0 to VT_STRIPES - 1. */
 static inline unsigned vt_stripe_index(void)
 {
-    return vt_stripe_me ? vt_stripe_me - 1 : vt_stripe_pick();
+    return VT_LIKELY(vt_stripe_me) ? vt_stripe_me - 1 : vt_stripe_pick();
 }
 
 /* Adds d to a counter of the calling thread's stripe (after vt_stripe_index). Readers load it
  * atomically, so a plain store by its only writer is never seen torn. */
 static inline void vt_stripe_bump(uint64_t *v, uint64_t d)
 {
-    if (vt_stripe_solo)
+    if (VT_LIKELY(vt_stripe_solo))
         __atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + d, __ATOMIC_RELAXED);
     else
         __atomic_add_fetch(v, d, __ATOMIC_RELAXED);
