@@ -92,5 +92,7 @@
 #define VT_CTR_PY_FRAMES "py_frames"
 #define VT_CTR_PY_CODE_READS "py_code_reads"
 #define VT_CTR_PY_LOOKUPS "py_lookups"
+/* 1 when the interpreter's running flags and this thread's state are read straight, 0 when asked. */
+#define VT_CTR_PY_STATE_READ "py_state_read"
 
 #endif

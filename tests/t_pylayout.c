@@ -84,6 +84,7 @@ static void check_offsets(const struct interp *in)
         {"code_firsttraceable", l->code_firsttraceable}, {"ascii_size", l->ascii_size},
         {"compact_size", l->compact_size},   {"unicode_state", l->unicode_state}, {"unicode_length", l->unicode_length},
         {"bytes_size", l->bytes_size},       {"bytes_data", l->bytes_data},       {"ob_type", 8},
+        {"rt_initialized", l->rt_initialized}, {"rt_finalizing", l->rt_finalizing}, {"rt_tss_key", l->rt_tss_key},
     };
     int same = 1;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {

@@ -15,6 +15,12 @@
 #include "harness.h"
 
 #define SYSTEM_PYTHON "/usr/bin/python3"
+/* The runtime's offsets behind reading the thread state straight were measured on x86-64 only. */
+#if defined(__x86_64__)
+#define STATE_READ 1
+#else
+#define STATE_READ 0
+#endif
 
 static char script[1200], runtime[1200], helper[1200];
 
@@ -148,6 +154,8 @@ static void check_basic(const char *python, const char *tag, int walk)
         is_u64(vt_df_counter(&d, "py_missed"), 0, "py_missed: none");
         is_u64(vt_df_counter(&d, "py_walked"), walk ? 4 : 0,
                walk ? "py_walked: all four read by the thread itself" : "py_walked: none (VRAMTRACE_PY_WALK=0)");
+        ok(vt_df_counter(&d, "py_state_read") == STATE_READ,
+           "%s: py_state_read %d: the running flags and thread state read straight on x86-64, else asked", tag, STATE_READ);
         vt_dumpfile_free(&d);
     }
     const char *targs[] = {"report", path, NULL};
@@ -589,6 +597,7 @@ static void test_fork(void)
     is_u64(vt_df_counter(&d, "py_held"), 1, "child: one allocation holding the GIL");
     is_u64(vt_df_counter(&d, "py_released"), 1, "child: one read by a helper of its own (the parent's did not survive)");
     is_u64(vt_df_counter(&d, "py_missed"), 0, "child: none missed");
+    is_u64(vt_df_counter(&d, "py_state_read"), STATE_READ, "child: the thread state read straight again (its new key checked)");
     ok(d.npystacks == 2, "child: both allocations have Python stacks");
     vt_dumpfile_free(&d);
     run_free(&r);

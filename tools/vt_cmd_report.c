@@ -454,7 +454,7 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
         for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
             fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
         fprintf(f, ",\"native_reused\":%llu", (unsigned long long)vt_df_counter(d, VT_CTR_NATIVE_REUSED));
-        static const char *const walk[] = {VT_CTR_PY_FRAMES, VT_CTR_PY_CODE_READS, VT_CTR_PY_LOOKUPS};
+        static const char *const walk[] = {VT_CTR_PY_FRAMES, VT_CTR_PY_CODE_READS, VT_CTR_PY_LOOKUPS, VT_CTR_PY_STATE_READ};
         for (size_t i = 0; i < sizeof walk / sizeof walk[0]; i++)
             fprintf(f, ",\"%s\":%llu", walk[i] + 3, (unsigned long long)vt_df_counter(d, walk[i]));
         fputc('}', f);

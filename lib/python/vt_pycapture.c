@@ -244,12 +244,13 @@ VT_HOT uint32_t vt_pycapture(void)
 {
     vt_pc_ready();
     /* busy: something the interpreter did for us allocated CUDA memory on this thread. */
-    if (!vt_pc_on || vt_pc_busy || !vt_py_running())
+    if (!vt_pc_on || vt_pc_busy)
         return 0;
-    int holds;
-    void *ts = vt_py_thread_state(&holds);
+    int holds, native;
+    void *ts = vt_py_thread_state(&holds, &native);
     if (!ts) {
-        VT_PC_COUNT(vt_pc_native);
+        if (native)
+            VT_PC_COUNT(vt_pc_native);
         return 0;
     }
     vt_pc_busy = 1;
@@ -299,8 +300,11 @@ void vt_pycapture_write(struct vt_out *f)
                 (unsigned long long)vt_stripe_sum(counters[i].v, __ATOMIC_RELAXED));
     uint64_t frames, code_reads, lookups;
     vt_pystack_counters(&frames, &code_reads, &lookups);
-    vt_outf(f, VT_COUNTER_LINE(VT_CTR_PY_FRAMES) VT_COUNTER_LINE(VT_CTR_PY_CODE_READS) VT_COUNTER_LINE(VT_CTR_PY_LOOKUPS),
-            (unsigned long long)frames, (unsigned long long)code_reads, (unsigned long long)lookups);
+    vt_outf(f,
+            VT_COUNTER_LINE(VT_CTR_PY_FRAMES) VT_COUNTER_LINE(VT_CTR_PY_CODE_READS) VT_COUNTER_LINE(VT_CTR_PY_LOOKUPS)
+                VT_COUNTER_LINE(VT_CTR_PY_STATE_READ),
+            (unsigned long long)frames, (unsigned long long)code_reads, (unsigned long long)lookups,
+            (unsigned long long)vt_py_state_read());
 }
 
 void vt_pycapture_atfork_child(void)
@@ -324,4 +328,5 @@ void vt_pycapture_atfork_child(void)
     memset(vt_pc_native, 0, sizeof vt_pc_native);
     memset(vt_pc_walked, 0, sizeof vt_pc_walked);
     vt_pc_busy = 0;
+    vt_py_atfork_child();
 }

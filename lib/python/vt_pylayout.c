@@ -17,7 +17,7 @@ const struct vt_pylayout *vt_pylayout_for(int minor)
 struct vt_published {
     char cookie[8];
     uint64_t version, free_threaded;
-    uint64_t runtime[3];
+    uint64_t runtime[3]; /* size finalizing interpreters_head */
     uint64_t interp[13];
     uint64_t thread[9]; /* size prev next interp current_frame ... */
     uint64_t frame[6];  /* size previous executable instr_ptr localsplus owner */
@@ -47,6 +47,7 @@ const char *vt_pylayout_check_published(const struct vt_pylayout *l, const void 
         {p->code[9], l->code_adaptive},      {p->bytes[1], l->bytes_size},
         {p->bytes[2], l->bytes_data},        {p->unicode[1], l->unicode_state},
         {p->unicode[2], l->unicode_length},  {p->unicode[3], l->ascii_size},
+        {p->runtime[1], l->rt_finalizing},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
         if (pairs[i].got != (uint64_t)pairs[i].want)

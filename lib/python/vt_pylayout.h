@@ -38,6 +38,9 @@ struct vt_pylayout {
     int code_firsttraceable; /* 3.11+: an int; frames before it are still being set up */
     int ascii_size, compact_size, unicode_state, unicode_length;
     int bytes_size, bytes_data;
+    /* _PyRuntime: its initialized flag (an int), the thread state finalizing it (a pointer) and the GIL
+     * state's thread-specific key (the pthread_key_t inside a Py_tss_t, after its int flag). */
+    int rt_initialized, rt_finalizing, rt_tss_key;
 };
 
 #define VT_OWNED_BY_GENERATOR 1

@@ -335,22 +335,109 @@ static inline int vt_py_in_main(void *ts)
     return field == vt_main_interp;
 }
 
-VT_HOT void *vt_py_thread_state(int *holds_gil)
+/* What every allocation asks first: is the interpreter running, and which thread state is this thread's.
+ * Asked through the interpreter (Py_IsInitialized, Py_IsFinalizing, PyGILState_GetThisThreadState and
+ * the two functions that one calls), that is five functions, each a line of code fetched cold between
+ * two allocations. So once checked, the answers are read straight: the runtime's initialized flag and
+ * finalizing pointer, and the GIL state's thread-specific key, at the version's offsets in _PyRuntime
+ * (vt_pylayout.h), asked of pthread_getspecific as the interpreter would. The check runs on the first
+ * thread with a thread state while the interpreter runs: each value read must be what the interpreter's
+ * own calls answer, else they are asked for good. x86-64 only: the deeper offsets were measured there. */
+static int vt_rt_direct = -1; /* -1: not checked yet, 0: ask the interpreter, 1: read straight */
+static const int *vt_rt_initialized;
+static void *const *vt_rt_finalizing;
+/* The key is read each time, not kept: an embedding program that finalizes and starts the interpreter
+ * again gets a new key, and the old one may by then be another library's. */
+struct vt_rt_tss {
+    int ready;
+    unsigned key;
+};
+static const struct vt_rt_tss *vt_rt_tss;
+
+static void vt_rt_check(void)
 {
+    const struct vt_pylayout *l = vt_pylayout_for(vt_py_minor);
+    void *mine = vt_py.ts_this();
+    if (!mine)
+        return; /* not decided: a thread without a thread state cannot check the key */
+    int direct = 0;
+#if defined(__x86_64__)
+    const char *rt = vt_py.runtime;
+    if (l && rt && vt_py_frames_ok && vt_py.is_finalizing) {
+        int initialized;
+        void *finalizing;
+        struct vt_rt_tss tss;
+        memcpy(&initialized, rt + l->rt_initialized, sizeof initialized);
+        memcpy(&finalizing, rt + l->rt_finalizing, sizeof finalizing);
+        memcpy(&tss, rt + l->rt_tss_key - offsetof(struct vt_rt_tss, key), sizeof tss);
+        direct = initialized == 1 && !finalizing && tss.ready == 1 && vt_py.is_initialized() &&
+                 !vt_py.is_finalizing() && pthread_getspecific((pthread_key_t)tss.key) == mine;
+        if (direct) {
+            vt_rt_initialized = (const int *)(rt + l->rt_initialized);
+            vt_rt_finalizing = (void *const *)(rt + l->rt_finalizing);
+            vt_rt_tss = (const struct vt_rt_tss *)(rt + l->rt_tss_key - offsetof(struct vt_rt_tss, key));
+        }
+    }
+#endif
+    __atomic_store_n(&vt_rt_direct, direct, __ATOMIC_RELEASE);
+}
+
+int vt_py_state_read(void)
+{
+    return __atomic_load_n(&vt_rt_direct, __ATOMIC_ACQUIRE) == 1;
+}
+
+void vt_py_atfork_child(void)
+{
+    /* The child's interpreter deletes the GIL state's key and makes it again (PyOS_AfterFork_Child,
+     * after this runs): checked again at the child's first allocation. */
+    __atomic_store_n(&vt_rt_direct, -1, __ATOMIC_RELEASE);
+}
+
+/* The interpreter's answers, asked: until the check has decided, and for good when it did not hold. */
+static __attribute__((noinline, cold)) void *vt_py_state_asked(int *holds_gil, int *native, int direct)
+{
+    *holds_gil = *native = 0;
+    if (!vt_py_running())
+        return NULL;
+    if (direct < 0)
+        vt_rt_check();
+    void *cur = vt_py.ts_current(), *mine = vt_py.ts_this();
     /* Up to 3.11 the current thread state is the GIL holder's, whichever thread asks; from 3.12 it is
-     * per thread, and set only while this thread holds the GIL: then it is ours, and the one bound to
-     * this thread need not be asked for. */
+     * per thread, and set only while this thread holds the GIL. */
+    *holds_gil = cur && (vt_py_minor >= 12 || cur == mine);
+    void *ts = *holds_gil ? cur : mine;
+    /* Subinterpreters keep code objects of their own, freed with them: only the main one is read. */
+    ts = ts && vt_py_in_main(ts) ? ts : NULL;
+    *native = !ts;
+    return ts;
+}
+
+VT_HOT void *vt_py_thread_state(int *holds_gil, int *native)
+{
+    int direct = __atomic_load_n(&vt_rt_direct, __ATOMIC_ACQUIRE);
+    if (VT_UNLIKELY(direct != 1))
+        return vt_py_state_asked(holds_gil, native, direct);
+    *holds_gil = *native = 0;
+    if (VT_UNLIKELY(!__atomic_load_n(vt_rt_initialized, __ATOMIC_RELAXED) ||
+                    __atomic_load_n(vt_rt_finalizing, __ATOMIC_ACQUIRE) ||
+                    !__atomic_load_n(&vt_rt_tss->ready, __ATOMIC_ACQUIRE)))
+        return NULL;
+    pthread_key_t key = (pthread_key_t)__atomic_load_n(&vt_rt_tss->key, __ATOMIC_RELAXED);
+    /* From 3.12 the current thread state is set only while this thread holds the GIL: then it is ours,
+     * and the one bound to this thread need not be looked up. */
     void *cur = vt_py.ts_current(), *ts;
     if (vt_py_minor >= 12) {
         *holds_gil = cur != NULL;
-        ts = cur ? cur : vt_py.ts_this();
+        ts = cur ? cur : pthread_getspecific(key);
     } else {
-        void *mine = vt_py.ts_this();
+        void *mine = pthread_getspecific(key);
         *holds_gil = cur && cur == mine;
         ts = *holds_gil ? cur : mine;
     }
-    /* Subinterpreters keep code objects of their own, freed with them: only the main one is read. */
-    return ts && vt_py_in_main(ts) ? ts : NULL;
+    ts = ts && vt_py_in_main(ts) ? ts : NULL;
+    *native = !ts;
+    return ts;
 }
 
 int vt_py_frames(void *tstate, uintptr_t *out, int max)

@@ -40,9 +40,15 @@ void *vt_py_interpreter_code(void);
 /* NULL when a thread's frames can be read from the interpreter's memory (vt_pywalk.h), with the
  * layout and types to read them by; else why not. */
 const char *vt_py_walkable(const struct vt_pylayout **layout, struct vt_pytypes *types);
-/* The calling thread's Python thread state in the main interpreter, or NULL when it has none;
- * *holds_gil says whether it is current (the thread holds the GIL). Safe without the GIL. */
-void *vt_py_thread_state(int *holds_gil);
+/* While the interpreter runs (vt_py_running), the calling thread's Python thread state in the main
+ * interpreter; *holds_gil says whether it is current (the thread holds the GIL). NULL otherwise, with
+ * *native set when the interpreter runs but the thread has no state in the main interpreter. Safe
+ * without the GIL; for every allocation, so it asks the interpreter nothing once checked (vt_python.c). */
+void *vt_py_thread_state(int *holds_gil, int *native);
+/* 1 once vt_py_thread_state reads the runtime straight, 0 while it asks the interpreter. */
+int vt_py_state_read(void);
+/* In a forked child: what vt_py_thread_state read straight is checked again. */
+void vt_py_atfork_child(void);
 /* With the GIL held, the frames of tstate (whose thread is not running Python meanwhile), innermost
  * first, as (code object, line) pairs into out: at most max pairs; returns how many. Starts no
  * collection and leaves the error indicator as it was. */

@@ -10,6 +10,7 @@
 #else
 #include <frameobject.h>
 #endif
+#include "internal/pycore_runtime.h"
 
 #define P(name, expr) printf("%s %ld\n", name, (long)(expr))
 
@@ -58,5 +59,12 @@ int main(void)
     P("bytes_size", offsetof(PyVarObject, ob_size));
     P("bytes_data", offsetof(PyBytesObject, ob_sval));
     P("ob_type", offsetof(PyObject, ob_type));
+    P("rt_initialized", offsetof(_PyRuntimeState, initialized));
+    P("rt_finalizing", offsetof(_PyRuntimeState, _finalizing));
+#if PY_MINOR_VERSION <= 11
+    P("rt_tss_key", offsetof(_PyRuntimeState, gilstate.autoTSSkey) + offsetof(Py_tss_t, _key));
+#else
+    P("rt_tss_key", offsetof(_PyRuntimeState, autoTSSkey) + offsetof(Py_tss_t, _key));
+#endif
     return 0;
 }
