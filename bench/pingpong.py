@@ -10,7 +10,7 @@
 #   pingpong.py [--cycles N] [--cpus LIST] [--unit per_s|us] [--lib PATH] CONF... -- COMMAND...
 # CONF: NAME or NAME:ITEM,ITEM...; ITEM is VAR=VALUE (set for that process) or +ARG (appended to its
 # command). Names that begin with "bare" run without the library (the ratios are to the one named "bare"),
-# every other configuration with --lib preloaded.
+# every other configuration with --lib preloaded, or the build its own LD_PRELOAD=PATH names.
 # --unit: per_s when a batch prints a rate (higher is better), us when it prints a time per request.
 import argparse
 import os
@@ -78,7 +78,7 @@ def main():
     procs = {}
     for name, env, args in confs:
         e = dict(os.environ, BENCH_TURNS="1", PYTHONUNBUFFERED="1", **env)
-        if not name.startswith("bare"):
+        if not name.startswith("bare") and "LD_PRELOAD" not in env:
             e["LD_PRELOAD"] = opts.lib
         cmd = (["taskset", "-c", opts.cpus] if opts.cpus else []) + command + args
         procs[name] = subprocess.Popen(cmd, env=e, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
