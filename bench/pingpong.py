@@ -8,6 +8,7 @@
 # says how far two processes of the same program differ, and each configuration's ratio is also given
 # against their mean in the same cycle.
 #   pingpong.py [--cycles N] [--cpus LIST] [--unit per_s|us] [--lib PATH] CONF... -- COMMAND...
+#   pingpong.py --from OUTPUT [NAME]     (the figures again from a run's cycles, against NAME: bare)
 # CONF: NAME or NAME:ITEM,ITEM...; ITEM is VAR=VALUE (set for that process) or +ARG (appended to its
 # command). Names that begin with "bare" run without the library (the ratios are to the one named "bare"),
 # every other configuration with --lib preloaded, or the build its own LD_PRELOAD=PATH names.
@@ -59,7 +60,56 @@ def median_interval(v, rounds=2000):
     return meds[rounds * 25 // 1000], meds[rounds * 975 // 1000 - 1]
 
 
+def summarize(names, values, unit, ref):
+    """Each configuration's ratio to ref cycle by cycle, and (with two bare processes or more) to the
+    bare processes' mean."""
+    cycles = len(values[ref])
+    bares = [n for n in names if n.startswith("bare")]
+    mean_bare = [statistics.mean(values[b][i] for b in bares) for i in range(cycles)]
+    for n in names:
+        r = [(v / b if unit == "per_s" else b / v) for v, b in zip(values[n], values[ref])]
+        lo, med, hi = quartiles(r)
+        clo, chi = median_interval(r)
+        line = "  %-16s median value %.4g  ratio %.3f [%.3f %.3f] (95 %% of the median: %.3f-%.3f)" % (
+            n, statistics.median(values[n]), med, lo, hi, clo, chi)
+        if len(bares) > 1 and n not in bares:
+            m = [(v / b if unit == "per_s" else b / v) for v, b in zip(values[n], mean_bare)]
+            line += "; to the bares' mean %.3f (%.3f-%.3f)" % ((statistics.median(m),) + median_interval(m))
+        print(line, flush=True)
+
+
+def from_file(path, unit, ref):
+    """The figures again from a run's printed cycles (a run cut off before its own summary, or ratios
+    to another configuration than bare)."""
+    names, values = [], {}
+    try:
+        with open(path) as f:
+            for no, line in enumerate(f, 1):
+                w = line.split()
+                if not w or w[0] != "cycle":
+                    continue
+                if len(w) < 4 or len(w) % 2:
+                    sys.exit("pingpong.py: %s:%d: a cycle line is 'cycle N NAME VALUE...'" % (path, no))
+                for name, v in zip(w[2::2], w[3::2]):
+                    if name not in values:
+                        names.append(name)
+                        values[name] = []
+                    try:
+                        values[name].append(float(v))
+                    except ValueError:
+                        sys.exit("pingpong.py: %s:%d: %r is not a number" % (path, no, v))
+    except OSError as e:
+        sys.exit("pingpong.py: %s: %s" % (path, e.strerror))
+    if ref not in values or len({len(v) for v in values.values()}) != 1:
+        sys.exit("pingpong.py: %s: no cycles naming %s, or configurations with different counts" % (path, ref))
+    print("%d cycles from %s; ratio: against %s in the same cycle, median [quartiles]" % (len(values[ref]), path, ref))
+    summarize(names, values, unit, ref)
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--from":
+        ref = sys.argv[3] if len(sys.argv) > 3 else "bare"
+        return from_file(sys.argv[2], "per_s", ref)
     ap = argparse.ArgumentParser()
     ap.add_argument("--cycles", type=int, default=10)
     ap.add_argument("--cpus", default="")
@@ -98,25 +148,15 @@ def main():
                 sys.exit("pingpong.py: %s said %r" % (name, " ".join(words)))
             values[name].append(float(words[1]))
         print("cycle %d %s" % (cycle + 1, " ".join("%s %.4g" % (n, values[n][-1]) for n in names)), flush=True)
+    # The figures first: a process slow to exit (or a time limit around the run) must not lose them.
+    print("%d cycles in %.1f s; value: %s; ratio: throughput against bare in the same cycle, median "
+          "[quartiles]" % (opts.cycles, time.monotonic() - t0, "per second" if opts.unit == "per_s" else "us"),
+          flush=True)
+    summarize(names, values, opts.unit, "bare")
     for p in procs.values():
         p.stdin.write("stop\n")
         p.stdin.close()
         p.wait()
-    print("%d cycles in %.1f s; value: %s; ratio: throughput against bare in the same cycle, median "
-          "[quartiles]" % (opts.cycles, time.monotonic() - t0, "per second" if opts.unit == "per_s" else "us"))
-    bares = [n for n in names if n.startswith("bare")]
-    mean_bare = [statistics.mean(values[b][i] for b in bares) for i in range(opts.cycles)]
-    for n in names:
-        r = [(v / b if opts.unit == "per_s" else b / v) for v, b in zip(values[n], values["bare"])]
-        lo, med, hi = quartiles(r)
-        clo, chi = median_interval(r)
-        line = "  %-16s median value %.4g  ratio %.3f [%.3f %.3f] (95 %% of the median: %.3f-%.3f)" % (
-            n, statistics.median(values[n]), med, lo, hi, clo, chi)
-        if len(bares) > 1 and n not in bares:
-            m = [(v / b if opts.unit == "per_s" else b / v) for v, b in zip(values[n], mean_bare)]
-            line += "; to the bares' mean %.3f (%.3f-%.3f)" % ((statistics.median(m),) + median_interval(m))
-        print(line)
-
 
 if __name__ == "__main__":
     main()
