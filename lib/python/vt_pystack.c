@@ -85,7 +85,7 @@ static void vt_pys_init(void)
 const char *vt_pystack_walk_setup(void)
 {
     pthread_once(&vt_pys_once, vt_pys_init);
-    const struct vt_pylayout *l;
+    const struct vt_pylayout *l = NULL; /* set unless why says otherwise */
     struct vt_pytypes t;
     const char *why = vt_py_walkable(&l, &t);
     const char *fault = getenv("VRAMTRACE_FAKE_PYWALK");
@@ -352,7 +352,7 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
 const char *vt_pystack_check(void *tstate, uint32_t *id)
 {
     uintptr_t walked[2 * VT_PY_DEPTH_MAX], api[2 * VT_PY_DEPTH_MAX];
-    uint64_t h;
+    uint64_t h = 0;
     *id = 0;
     /* Not trusted yet: every read of this walk goes through the kernel, which cannot crash. */
     if (!vt_pywalk_can_check())
