@@ -59,7 +59,7 @@ print("%s: library %.1f us a token (hooks %.1f: Python frames %s, native frames 
     c["process_cpu_ns"] / t / 1e3, 100.0 * (c["hook_ns"] + c["threads_ns"]) / c["process_cpu_ns"], c["calls"] / t))' \
       "$label" "$tokens"
   else
-    echo "$label: no self cost (run failed)"; tail -3 /tmp/one.txt
+    echo "$label: no self cost (run failed)"; tail -3 /tmp/one.txt; continue
   fi
   grep -E '^counter (py_|batch_freed|replaced|unknown_frees)' "$2" 2>/dev/null | tr '\n' ' '; echo
 done
