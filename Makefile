@@ -93,8 +93,6 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null)
 $(BUILD)/tools/vt_help.o: ALL_CFLAGS += $(if $(GIT_REV),-DVT_GIT_REVISION='"$(GIT_REV)"')
 $(BUILD)/tools/vt_help.o: $(wildcard .git/HEAD .git/index)
 
-# The library finds its carried libunwind beside it (RUNPATH $ORIGIN), so that the build directory can
-# be copied to a GPU machine that has no libunwind.
 # The library is optimized across its files at link time: a hook's path runs through a dozen files
 # (hooks, call, table, stacks, Python), and each call between them is code and a jump the next
 # allocation fetches again, cold. Measured on a GPT-2 decode loop (docs/performance.md, 2026-12-05):
@@ -104,6 +102,8 @@ $(BUILD)/tools/vt_help.o: $(wildcard .git/HEAD .git/index)
 LIB_LTO := $(if $(shell $(CC) --version 2>/dev/null | grep -q 'Free Software Foundation' && echo gcc),\
              -flto=auto -ffat-lto-objects -fno-semantic-interposition)
 $(LIB_OBJ): ALL_CFLAGS += $(LIB_LTO)
+# The library finds its carried libunwind beside it (RUNPATH $ORIGIN), so that the build directory can
+# be copied to a GPU machine that has no libunwind.
 $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
 	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 
