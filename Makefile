@@ -72,7 +72,7 @@ check-deps: deps
 
 $(BUILD)/%.o: %.c $(HDRS) $(wildcard tools/*.h tests/*.h) | check-deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(OBJ_FLAGS) -fPIC -c $< -o $@
 
 # The bridge's Python code, built into the library as a C string.
 $(BUILD)/lib/vt_bridge_py.h: lib/python/vt_bridge.py
@@ -101,11 +101,37 @@ $(BUILD)/tools/vt_help.o: $(wildcard .git/HEAD .git/index)
 # GCC's flags (the compiler the build is made and measured with); another compiler builds without.
 LIB_LTO := $(if $(shell $(CC) --version 2>/dev/null | grep -q 'Free Software Foundation' && echo gcc),\
              -flto=auto -ffat-lto-objects -fno-semantic-interposition)
-$(LIB_OBJ): ALL_CFLAGS += $(LIB_LTO)
+$(LIB_OBJ): private ALL_CFLAGS += $(LIB_LTO)
+# And guided by a profile (GCC; PGO=0 builds without): the library is built once instrumented in
+# $(BUILD)/pgo, runs the serving-shaped loop on the fake runtime (bench/pgo_train.sh), and is built again
+# with what that run counted, so that each function's common path is laid out straight and its rare
+# paths moved out of the way: cachegrind (bench/cachegrind.sh) counts 10 % fewer instructions and 12 %
+# fewer code lines fetched an allocation. Code the run never reached is compiled as without a profile
+# (-fprofile-partial-training). Any change to the library's sources trains it again.
+# A static function's profile is known by the name its object's profile file is given, so both builds
+# give the same one (-dumpbase), in $(PGO_DIR)/prof.
+PGO ?= 1
+PGO_DIR := $(BUILD)/pgo
+LIB_PGO := $(if $(and $(LIB_LTO),$(filter 1,$(PGO))),-fprofile-use -fprofile-partial-training -Wno-missing-profile)
+PGO_NAME = -dumpdir $(abspath $(PGO_DIR))/prof/ -dumpbase $(subst /,_,$<)
+PGO_OBJ := $(LIB_SRC:%.c=$(PGO_DIR)/%.o)
+$(PGO_DIR)/%.o: %.c $(HDRS) $(wildcard tools/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
+	@mkdir -p $(dir $@) $(PGO_DIR)/prof
+	$(CC) $(ALL_CFLAGS) $(LIB_LTO) -fprofile-generate -fprofile-update=prefer-atomic $(PGO_NAME) -fPIC -c $< -o $@
+$(PGO_DIR)/libvramtrace.so: $(PGO_OBJ) lib/vramtrace.map $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5
+	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) -fprofile-generate -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) \
+	  -Wl,-rpath,'$$ORIGIN/..' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
+$(PGO_DIR)/trained: $(PGO_DIR)/libvramtrace.so $(BUILD)/fake/libcudart.so.13 bench/py_serving.py bench/turns.py bench/pgo_train.sh
+	sh bench/pgo_train.sh $(PGO_DIR) $(BUILD)
+	@touch $@
+ifneq ($(LIB_PGO),)
+$(LIB_OBJ): private OBJ_FLAGS = $(LIB_PGO) $(PGO_NAME)
+$(LIB_OBJ): $(PGO_DIR)/trained
+endif
 # The library finds its carried libunwind beside it (RUNPATH $ORIGIN), so that the build directory can
 # be copied to a GPU machine that has no libunwind.
 $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
-	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
+	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) $(LIB_PGO) -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 
 # The command finds its carried libdw and zlib the same way, also from an install's bin/.
 $(BUILD)/vramtrace: $(TOOL_OBJ) $(SHARED_OBJ)

@@ -1,0 +1,29 @@
+#!/bin/sh
+# The training run of the library's profile-guided build (the Makefile's PGO): the serving-shaped loop
+# (bench/py_serving.py, on the fake runtime) under the instrumented library, with plain and stream-ordered
+# pairs, quiet and with the GIL contended, so that the profile holds the hooks' common path as a serving
+# process takes it. CPython 3.12 (the GPU image's) is preferred, as the walk has a path of its own per
+# version; the system's python3 runs too. The profiles land in PGO_DIR/prof, where the real build reads
+# them (the Makefile names them).
+#   pgo_train.sh PGO_DIR BUILD
+set -eu
+pgo=$1 build=$2
+find "$pgo/prof" -name '*.gcda' -delete
+# The first 3.12 that starts (a pyenv shim on PATH may not), then python3.
+pys=
+for py in $(command -v python3.12) $(ls /root/.pyenv/versions/3.12.*/bin/python3.12 2> /dev/null); do
+  "$py" -c pass 2> /dev/null && { pys=$py; break; }
+done
+pys="$pys $(command -v python3)"
+export LD_LIBRARY_PATH="$build/fake" VRAMTRACE_AT_EXIT=0 BENCH_DISTINCT=1 BENCH_LEVELS=4
+for py in $pys; do
+  for async in 1 0; do
+    for mode in quiet contended; do
+      BENCH_ASYNC=$async LD_PRELOAD="$PWD/$pgo/libvramtrace.so" "$py" bench/py_serving.py \
+        "$build/fake/libcudart.so.13" 10000 $mode > /dev/null ||
+        { echo "pgo_train.sh: the training run failed ($py, BENCH_ASYNC=$async, $mode)" >&2; exit 1; }
+    done
+  done
+done
+n=$(find "$pgo/prof" -name '*.gcda' | wc -l)
+[ "$n" -gt 0 ] || { echo "pgo_train.sh: the training run left no profile in $pgo/prof" >&2; exit 1; }
