@@ -15,6 +15,8 @@ for py in $(command -v python3.12) $(ls /root/.pyenv/versions/3.12.*/bin/python3
   "$py" -c pass 2> /dev/null && { pys=$py; break; }
 done
 pys="$pys $(command -v python3)"
+# The library's defaults, whatever the builder's environment sets.
+for v in $(env | sed -n 's/^\(VRAMTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export LD_LIBRARY_PATH="$build/fake" VRAMTRACE_AT_EXIT=0 BENCH_DISTINCT=1 BENCH_LEVELS=4
 for py in $pys; do
   for async in 1 0; do
