@@ -82,10 +82,14 @@ static void vt_read(struct vt_rd *rd, const void *base, long off, void *out, siz
         memcpy(out, (const char *)base + off, n);
 }
 
-/* The walk's reads: a plain load unless careful (sizeof is a constant, so memcpy is one move). */
+/* The walk's reads: a plain load unless careful (sizeof is a constant, so memcpy is one move). A walk
+ * that is never careful is given no struct vt_rd at all (VT_PLAIN): given one, even a plain one, the compiler
+ * kept it in memory, where code out of line could see it, and tested its careful flag at every read. */
 #define RD(rd, var, base, off)                                                                                  \
-    ((rd)->careful ? vt_read_careful(rd, base, off, &(var), sizeof(var))                                        \
-                   : (void)memcpy(&(var), (const char *)(base) + (off), sizeof(var)))
+    ((rd) && (rd)->careful ? vt_read_careful(rd, base, off, &(var), sizeof(var))                                \
+                           : (void)memcpy(&(var), (const char *)(base) + (off), sizeof(var)))
+#define RD_FAILED(rd) ((rd) && (rd)->failed)
+#define VT_PLAIN ((struct vt_rd *)0)
 
 int vt_pywalk_can_check(void)
 {
@@ -196,7 +200,7 @@ VT_INLINE const void *vt_complete(struct vt_rd *rd, const struct vt_pylayout *l,
     *code = NULL;
     if (l->frame_owner < 0)
         return f;
-    for (; f && !rd->failed; f = vt_back(rd, l, f)) {
+    for (; f && !RD_FAILED(rd); f = vt_back(rd, l, f)) {
         char owner;
         RD(rd, owner, f, l->frame_owner);
         if (owner == VT_OWNED_BY_CSTACK && l->minor >= 13)
@@ -325,7 +329,7 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
     const char *instr = NULL;
     struct vt_pycode_memo *memo = NULL;
     int hit = 0;
-    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr, m, &j, &memo, &hit); f && n < max && !rd->failed;
+    for (f = vt_complete(rd, l, t, f, &bad, &code, &instr, m, &j, &memo, &hit); f && n < max && !RD_FAILED(rd);
          f = vt_complete(rd, l, t, vt_back(rd, l, f), &bad, &code, &instr, m, &j, &memo, &hit)) {
         if (!code) { /* 3.9, 3.10: read and checked here */
             RD(rd, code, f, l->frame_code);
@@ -371,7 +375,7 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
         *m->ntrail = n < VT_PYWALK_TRAIL ? (unsigned)n : VT_PYWALK_TRAIL;
         m->trail[*m->ntrail].frame = NULL;
     }
-    if (bad || rd->failed)
+    if (bad || RD_FAILED(rd))
         return -1;
     *hash = vt_hash_end(h, n);
     return n;
@@ -388,7 +392,6 @@ static __attribute__((noinline)) int vt_walk_unknown(const struct vt_pylayout *l
                                                      struct vt_pycode_memo *known, struct vt_pycode_memo **slot,
                                                      int *traceable)
 {
-    struct vt_rd plain = {.careful = 0};
     int hit;
     *slot = vt_memo_slot(m, code, &hit);
     if (hit) {
@@ -396,9 +399,9 @@ static __attribute__((noinline)) int vt_walk_unknown(const struct vt_pylayout *l
         *traceable = known->traceable;
         return 1;
     }
-    if (!vt_is(&plain, code, t->code))
+    if (!vt_is(VT_PLAIN, code, t->code))
         return owner == VT_OWNED_BY_CSTACK ? 0 : -1;
-    RD(&plain, *traceable, code, l->code_firsttraceable);
+    RD(VT_PLAIN, *traceable, code, l->code_firsttraceable);
     *known = (struct vt_pycode_memo){0};
     return 2;
 }
@@ -410,16 +413,15 @@ static __attribute__((noinline)) int vt_walk_unknown(const struct vt_pylayout *l
 VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key,
                            int max, uint64_t *hash, struct vt_pycode_memos *m)
 {
-    struct vt_rd plain = {.careful = 0};
     const void *f;
     if (l->ts_cframe >= 0) {
         const void *cframe;
-        RD(&plain, cframe, tstate, l->ts_cframe);
+        RD(VT_PLAIN, cframe, tstate, l->ts_cframe);
         f = NULL;
         if (cframe)
-            RD(&plain, f, cframe, l->cframe_current);
+            RD(VT_PLAIN, f, cframe, l->cframe_current);
     } else {
-        RD(&plain, f, tstate, l->ts_frame);
+        RD(VT_PLAIN, f, tstate, l->ts_frame);
     }
     /* The last walk's trail ends with a step of frame NULL, which no frame is below and none equals: the
      * cursor needs no bounds (an empty trail is that step alone). */
@@ -431,14 +433,14 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
     uint16_t gen = (uint16_t)m->gen;
     int n = 0;
     uint64_t h = 0;
-    for (; f && n < max; f = vt_back(&plain, l, f)) {
+    for (; f && n < max; f = vt_back(VT_PLAIN, l, f)) {
         char owner;
-        RD(&plain, owner, f, l->frame_owner);
+        RD(VT_PLAIN, owner, f, l->frame_owner);
         if (l->minor >= 13 && owner == VT_OWNED_BY_CSTACK)
             continue;
         const char *code, *instr;
-        RD(&plain, code, f, l->frame_code);
-        RD(&plain, instr, f, l->frame_instr);
+        RD(VT_PLAIN, code, f, l->frame_code);
+        RD(VT_PLAIN, instr, f, l->frame_instr);
         while ((uintptr_t)o->frame > (uintptr_t)f)
             o++;
         struct vt_pycode_memo known;
@@ -456,7 +458,7 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
         if (owner != VT_OWNED_BY_GENERATOR && instr < first + 2 * (long)traceable)
             continue; /* not started yet (as _PyFrame_IsIncomplete decides) */
         if (got == 2)
-            known.print = vt_code_print(&plain, l, t, code, m, slot, &known);
+            known.print = vt_code_print(VT_PLAIN, l, t, code, m, slot, &known);
         if (trail && n < VT_PYWALK_TRAIL)
             trail[n] = (struct vt_pywalk_step){f, known};
         key[2 * n] = (uintptr_t)code;
@@ -478,17 +480,16 @@ VT_HOT int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, co
               uint64_t *hash, int careful, struct vt_pycode_memos *memo)
 {
     if (!careful) {
-        struct vt_rd plain = {.careful = 0};
         /* Memos and trails only from 3.11, where a frame says whether it is complete from its code object's
          * fields and frames lie in the thread's data stack. Each of those versions has a walk of its own,
          * its offsets constants (a sixth fewer instructions a walk than reading them from l). Which entry
          * of the table is which version is itself a constant test: a table reordered falls back to l. */
 #define VT_WALK_AS(i, m) \
-    (vt_layouts[i].minor == (m) ? vt_walk(&plain, &vt_layouts[i], t, tstate, key, max, hash, memo) \
-                                : vt_walk(&plain, l, t, tstate, key, max, hash, memo))
+    (vt_layouts[i].minor == (m) ? vt_walk(VT_PLAIN, &vt_layouts[i], t, tstate, key, max, hash, memo) \
+                                : vt_walk(VT_PLAIN, l, t, tstate, key, max, hash, memo))
 #define VT_WALK_FAST_AS(i, m) \
     (vt_layouts[i].minor == (m) ? vt_walk_fast(&vt_layouts[i], t, tstate, key, max, hash, memo) \
-                                : vt_walk(&plain, l, t, tstate, key, max, hash, memo))
+                                : vt_walk(VT_PLAIN, l, t, tstate, key, max, hash, memo))
         if (memo && memo->slot && l->frame_owner >= 0 && l->minor >= 12) {
             if (l->minor == 12)
                 return VT_WALK_FAST_AS(VT_LAYOUT_3_12, 12);
@@ -504,12 +505,12 @@ VT_HOT int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, co
             case 13:
                 return VT_WALK_AS(VT_LAYOUT_3_13, 13);
             default:
-                return vt_walk(&plain, l, t, tstate, key, max, hash, memo);
+                return vt_walk(VT_PLAIN, l, t, tstate, key, max, hash, memo);
             }
         }
 #undef VT_WALK_AS
 #undef VT_WALK_FAST_AS
-        return vt_walk(&plain, l, t, tstate, key, max, hash, NULL);
+        return vt_walk(VT_PLAIN, l, t, tstate, key, max, hash, NULL);
     }
     struct vt_rd rd = {.careful = 1};
     int n = vt_walk(&rd, l, t, tstate, key, max, hash, NULL);
@@ -571,18 +572,18 @@ static char *vt_text(struct vt_rd *rd, const struct vt_pylayout *l, const struct
 int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uintptr_t code, char **file, char **func,
                     int careful)
 {
-    struct vt_rd rd = {.careful = careful};
+    struct vt_rd reader = {.careful = careful}, *rd = &reader;
     const void *f, *q = NULL, *nm;
-    RD(&rd, f, (const void *)code, l->code_filename);
+    RD(rd, f, (const void *)code, l->code_filename);
     if (l->code_qualname >= 0)
-        RD(&rd, q, (const void *)code, l->code_qualname);
-    RD(&rd, nm, (const void *)code, l->code_name);
-    *file = vt_text(&rd, l, t, f);
-    *func = q ? vt_text(&rd, l, t, q) : NULL;
+        RD(rd, q, (const void *)code, l->code_qualname);
+    RD(rd, nm, (const void *)code, l->code_name);
+    *file = vt_text(rd, l, t, f);
+    *func = q ? vt_text(rd, l, t, q) : NULL;
     if (!*func)
-        *func = vt_text(&rd, l, t, nm);
-    vt_rd_done(&rd);
-    if (*file && *func && !rd.failed)
+        *func = vt_text(rd, l, t, nm);
+    vt_rd_done(rd);
+    if (*file && *func && !rd->failed)
         return 0;
     free(*file);
     free(*func);
@@ -592,24 +593,24 @@ int vt_pywalk_names(const struct vt_pylayout *l, const struct vt_pytypes *t, uin
 
 int vt_pywalk_line(const struct vt_pylayout *l, const struct vt_pytypes *t, const uintptr_t *key, int i, int careful)
 {
-    struct vt_rd rd = {.careful = careful};
+    struct vt_rd reader = {.careful = careful}, *rd = &reader;
     const void *code = (const void *)VT_PYWALK_CODE(key, i), *table;
     int firstline, line = -1;
     long len = -1;
     unsigned char *copy = NULL;
-    RD(&rd, table, code, l->code_linetable);
-    RD(&rd, firstline, code, l->code_firstlineno);
-    if (vt_is(&rd, table, t->bytes))
-        RD(&rd, len, table, l->bytes_size);
-    if (!rd.failed && len >= 0 && len <= (64 << 20)) {
+    RD(rd, table, code, l->code_linetable);
+    RD(rd, firstline, code, l->code_firstlineno);
+    if (vt_is(rd, table, t->bytes))
+        RD(rd, len, table, l->bytes_size);
+    if (!rd->failed && len >= 0 && len <= (64 << 20)) {
         const unsigned char *bytes = (const unsigned char *)table + l->bytes_data;
         if (careful && (copy = malloc((size_t)len + 1)))
-            vt_read(&rd, table, l->bytes_data, copy, (size_t)len);
+            vt_read(rd, table, l->bytes_data, copy, (size_t)len);
         if (!careful || copy)
-            line = rd.failed ? -1 : vt_pylines_line(l->lines, copy ? copy : bytes, (size_t)len, firstline,
+            line = rd->failed ? -1 : vt_pylines_line(l->lines, copy ? copy : bytes, (size_t)len, firstline,
                                                    VT_PYWALK_ADDR(key, i));
     }
     free(copy);
-    vt_rd_done(&rd);
+    vt_rd_done(rd);
     return line;
 }
