@@ -38,37 +38,13 @@ pairs cuda 40 8 "$R/cuda_leak" 300
 pairs torch 40 8 python3 tests/gpu/pair_target.py 4
 
 # exit() from a SIGTERM handler while the main thread allocates through the real driver, bare and under
-# the library, interleaved. exit() is not async-signal-safe: the driver itself can deadlock in it when the
-# signal interrupts one of its calls, so the bare runs say how often that happens without vramtrace.
-gcc -O2 -g -std=c11 -D_GNU_SOURCE -Itests/progs -I/usr/local/cuda/include -o "$R/prog_safety" \
-  tests/progs/prog_safety.c tests/progs/prog_common.c -lcuda -ldl -lpthread
-d=$R/termexit; mkdir -p "$d/dumps"
-for how in bare lib; do eval "hangs_$how=0 clean_$how=0"; done
-i=0
-while [ $i -lt 200 ]; do
-  how=bare; [ $((i % 2)) -eq 1 ] && how=lib
-  if [ $how = lib ]; then
-    VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$B/libvramtrace.so "$R/prog_safety" termexit > "$d/out.$i" 2>> "$d/err.txt" &
-  else
-    "$R/prog_safety" termexit > "$d/out.$i" 2>> "$d/err.txt" &
-  fi
-  p=$!
-  until grep -q ready "$d/out.$i" 2>/dev/null; do sleep 0.01; done
-  sleep 0.0$((i / 2 % 9 + 1))
-  kill -TERM $p
-  w=0
-  while kill -0 $p 2>/dev/null && [ $w -lt 60 ]; do sleep 0.1; w=$((w + 1)); done
-  if kill -0 $p 2>/dev/null; then
-    eval "hangs_$how=\$((hangs_$how + 1))"
-    # Where each thread waits: the syscall and the address it was made from, and the libraries' ranges.
-    { for t in /proc/$p/task/*; do echo "$(cat $t/comm) $(cut -d' ' -f1,9 $t/syscall)"; done
-      grep -E 'libc\.so|libcuda|libvramtrace' /proc/$p/maps | awk '{print $1, $6}' | sort -u -k2; } > "$d/hang.$how.$i"
-    kill -KILL $p
-  fi
-  wait $p && eval "clean_$how=\$((clean_$how + 1))"
-  i=$((i + 1))
-done
-echo "termexit: bare 100 runs, $hangs_bare hangs, $clean_bare exit 0; library 100 runs, $hangs_lib hangs, $clean_lib exit 0, $(ls "$d/dumps" | grep -c '\.dump$') exit dumps, $(grep -c 'no exit dump' "$d/err.txt") skipped (said)" | tee -a "$R/summary.txt"
+# the library, interleaved (termexit.sh): the bare runs say how often the driver itself deadlocks in it.
+HANG_STACKS=1 sh tests/gpu/termexit.sh "$R/termexit" 100 bare lib > "$R/termexit.txt"
+cat "$R/termexit.txt"
+set -- $(sed -n 's/^termexit bare: \([0-9]*\) runs, \([0-9]*\) hangs, \([0-9]*\) exit 0.*/\1 \2 \3/p' "$R/termexit.txt") \
+  $(sed -n 's/^termexit lib: \([0-9]*\) runs, \([0-9]*\) hangs, \([0-9]*\) exit 0, \([0-9]*\) exit dumps, \([0-9]*\) skipped/\1 \2 \3 \4 \5/p' "$R/termexit.txt")
+[ $# -eq 8 ] || set -- ? ? ? ? ? ? ? ?
+echo "termexit: bare $1 runs, $2 hangs, $3 exit 0; library $4 runs, $5 hangs, $6 exit 0, $7 exit dumps, $8 skipped (said)" | tee -a "$R/summary.txt"
 
 # Processes that load torch but never use CUDA: no dump, nothing said.
 d=$R/quiet; mkdir -p "$d/dumps"
