@@ -45,7 +45,7 @@ while [ $i -lt "$runs" ]; do
       { for t in /proc/$p/task/*; do echo "$(cat $t/comm) $(cut -d' ' -f1,9 $t/syscall)"; done
         grep -E 'libc\.so|libcuda|libvramtrace' /proc/$p/maps | awk '{print $1, $6}' | sort -u -k2; } > "$o/hang.$i"
       if [ "$h" -le "$HANG_STACKS" ] && command -v cuda-gdb > /dev/null; then
-        timeout 120 cuda-gdb -q -batch -p $p -ex 'thread apply all bt' > "$o/stacks.$i" 2>&1
+        timeout 120 cuda-gdb -q -batch -nx -p $p -ex 'set pagination off' -ex 'info threads' -ex 'thread apply all bt' > "$o/stacks.$i" 2>&1
       fi
       kill -KILL $p
     fi
