@@ -5,6 +5,7 @@
 #   python3 tests/gpu/check.py RESULTS [VRAMTRACE]     (CHECK_ONLY=label,...: the steps whose labels start so)
 import glob
 import json
+import math
 import os
 import re
 import subprocess
@@ -561,6 +562,14 @@ def check_readme(folder):
 
 
 # ---- S: never harm the process (tests/gpu/safety.sh) ----
+def fisher_more(a, n, b, m):
+    """One-sided Fisher exact test: the chance of a or more of the a + b events falling in the first group
+    (n trials) when both groups (n and m trials) have the same rate."""
+    k = a + b
+    total = math.comb(n + m, k)
+    return sum(math.comb(n, i) * math.comb(m, k - i) for i in range(a, min(n, k) + 1)) / total
+
+
 def check_safety(folder):
     path = os.path.join(folder, "safety", "summary.txt")
     if not os.path.exists(path):
@@ -575,10 +584,12 @@ def check_safety(folder):
                   dumps >= count - 2, line)
         elif line.startswith("termexit"):
             # exit() from a signal handler can deadlock in the driver itself (it is not async-signal-safe):
-            # the bare runs say how often. The library must add none beyond the noise of 100 runs.
-            m = re.search(r"bare 100 runs, (\d+) hangs.*library 100 runs, (\d+) hangs", line)
-            check("S exit() from a SIGTERM handler while allocating: no hang beyond the driver's own",
-                  m and int(m.group(2)) <= int(m.group(1)) + 5, line)
+            # the bare runs say how often. The library must not hang more often than that, by a one-sided
+            # Fisher exact test: fails when more library hangs than these would come by chance 1 time in 100.
+            m = re.search(r"bare (\d+) runs, (\d+) hangs.*library (\d+) runs, (\d+) hangs", line)
+            p = m and fisher_more(int(m.group(4)), int(m.group(3)), int(m.group(2)), int(m.group(1)))
+            check("S exit() from a SIGTERM handler while allocating: no more hangs than the driver's own",
+                  m and int(m.group(1)) >= 50 and p >= 0.01, f"{line}; p = {p:.3g}" if m else line)
         elif line.startswith("quiet"):
             m = re.search(r": (\d+) dumps, (\d+) lines said", line)
             check("S torch imported, CUDA not used: no dump, nothing said", m and m.group(1) == "0" and
