@@ -9,7 +9,11 @@
 # request of several batches (or takes turns, bench/turns.py). BENCH_DISTINCT=1: the 40 frames are 40
 # functions of their own (as a model's forward pass is), not one recursing. BENCH_ASYNC=1: stream-ordered
 # allocations (cudaMallocAsync/cudaFreeAsync, as torch's cudaMallocAsync backend makes for every tensor),
-# each freed 16 requests after it was made, as a layer's activations live a few operators.
+# each freed 16 requests after it was made, as a layer's activations live a few operators. The runtime's
+# functions are looked up in the process's global scope, as a program linked to the runtime (torch's
+# libc10_cuda) finds them, so an LD_PRELOADed library's come first and both its layers run: the runtime
+# hook and the driver hook the runtime's own call reaches (ctypes' handle of the runtime would find the
+# runtime's own functions and pass the runtime hooks by).
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
 import os
@@ -21,7 +25,8 @@ import time
 import turns
 
 runtime, requests, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-lib = ctypes.CDLL(runtime)
+ctypes.CDLL(runtime, mode=ctypes.RTLD_GLOBAL)
+lib = ctypes.CDLL(None)
 alloc, free = lib.cudaMalloc, lib.cudaFree
 free.argtypes = [ctypes.c_void_p]
 p = ctypes.c_void_p()

@@ -18,6 +18,7 @@ struct vt_tls {
 };
 
 static __thread struct vt_tls vt_tls __attribute__((tls_model("initial-exec")));
+__thread int vt_rt_async_depth __attribute__((tls_model("initial-exec")));
 
 /* Timing a call (vt_selfcost.h): from the hook's start to the real call, and from its return to the
  * hook's end. */

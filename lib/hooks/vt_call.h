@@ -24,6 +24,12 @@ struct vt_call {
     uint64_t self_t, self_ns;
 };
 
+/* Set (a depth) while a stream-ordered runtime hook (cudaMallocAsync, cudaFreeAsync, ...) is inside its
+ * real call: the runtime hook records the call itself, from what it was given and returned, and the
+ * driver hooks the runtime's call reaches pass it straight through. One hook's bookkeeping a call, not
+ * two (torch's cudaMallocAsync backend makes two such calls a tensor). */
+extern __thread int vt_rt_async_depth __attribute__((tls_model("initial-exec")));
+
 /* An allocating driver call: stack now (unless a runtime call above us took it). */
 void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api);
 /* A freeing or bookkeeping driver call: no stack. */

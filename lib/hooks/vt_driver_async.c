@@ -1,7 +1,8 @@
 /* Driver hooks for stream-ordered allocation: cuMemAllocAsync / FromPoolAsync / FreeAsync in their
  * legacy and per-thread-stream variants, and the pool lifecycle. No extra driver call is made here while
  * no stream capture is under way (the device of a default-pool allocation is asked at dump time); during
- * one, the capture's state is asked, as a captured call makes a graph node (vt_driver_graph.c). */
+ * one, the capture's state is asked, as a captured call makes a graph node (vt_driver_graph.c). Called by
+ * a stream-ordered runtime hook (vt_runtime.c), which records the call, they only pass it on. */
 #include "vt_call.h"
 #include "vt_driver_graph.h"
 #include "vt_hot.h"
@@ -35,6 +36,8 @@ VT_HOT static CUresult vt_alloc_async(enum vt_fn fn, CUdeviceptr *dptr, size_t s
     vt_alloc_async_fn real = (vt_alloc_async_fn)vt_real(fn);
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (VT_LIKELY(vt_rt_async_depth))
+        return real(dptr, size, stream);
     struct vt_call c;
     vt_call_alloc_begin(&c, fn);
     CUresult r = real(dptr, size, stream);
@@ -46,6 +49,8 @@ VT_HOT static CUresult vt_alloc_pool(enum vt_fn fn, CUdeviceptr *dptr, size_t si
     vt_alloc_pool_fn real = (vt_alloc_pool_fn)vt_real(fn);
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (VT_LIKELY(vt_rt_async_depth))
+        return real(dptr, size, pool, stream);
     struct vt_call c;
     vt_call_alloc_begin(&c, fn);
     CUresult r = real(dptr, size, pool, stream);
@@ -57,6 +62,8 @@ VT_HOT static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream s
     vt_free_async_fn real = (vt_free_async_fn)vt_real(fn);
     if (!real)
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (VT_LIKELY(vt_rt_async_depth))
+        return real(dptr, stream);
     struct vt_call c;
     vt_call_plain_begin(&c, fn);
     /* Under stream capture the free is a node of the graph: the memory stays live until a launch. */

@@ -1,9 +1,11 @@
 /* Runtime hooks (cudaMalloc family). They record nothing themselves when the driver call they cause
  * reaches our driver hooks (it is then recorded once, labelled with the runtime name and the user's
- * stack); only a runtime whose driver calls we cannot see is recorded here, from the result. */
+ * stack); only a runtime whose driver calls we cannot see is recorded here, from the result. The
+ * stream-ordered ones are the exception: they record every call themselves (vt_rt_async). */
 #include <cuda_runtime_api.h>
 
 #include "vt_call.h"
+#include "vt_driver_graph.h"
 #include "vt_hot.h"
 #include "vt_real.h"
 
@@ -78,6 +80,9 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
     return vt_rt_alloc_done(&c, real(p, size, flags), p, size, VT_KIND_HOST, 0, 0);
 }
 
+/* Stream-ordered calls are recorded here whether or not the driver call they cause reaches our driver
+ * hooks, which pass it on untouched meanwhile (vt_rt_async_depth): what the driver hook would record
+ * (the pointer, size, stream, pool, and under stream capture a graph node) the runtime call has too. */
 VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
     struct vt_call c;
@@ -86,11 +91,27 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
     if (!real)
         return cudaErrorInitializationError;
     vt_call_runtime_begin(&c, fn, 1);
+    vt_rt_async_depth++;
     if (pool)
         r = ((__typeof__(cudaMallocFromPoolAsync) *)real)(p, size, pool, stream);
     else
         r = ((__typeof__(cudaMallocAsync) *)real)(p, size, stream);
-    return vt_rt_alloc_done(&c, r, p, size, VT_KIND_ASYNC, (uint64_t)(uintptr_t)pool, (uint64_t)(uintptr_t)stream);
+    vt_rt_async_depth--;
+    vt_call_after(&c);
+    int device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1;
+    uint64_t addr = r == cudaSuccess ? (uint64_t)(uintptr_t)*p : 0;
+    if (r == cudaSuccess && VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
+        vt_graph_captured((CUstream)stream, addr, size, c.stack, device, 0)) {
+        /* A node of the graph being captured: live from its launches. */
+        vt_count_call(c.api);
+    } else {
+        struct vt_alloc a = {.addr = addr, .size = size, .kind = VT_KIND_ASYNC,
+                             .x.async = {(uint64_t)(uintptr_t)stream, (uint64_t)(uintptr_t)pool},
+                             .device = (int16_t)device};
+        vt_call_record_alloc(&c, r == cudaSuccess, r == cudaErrorMemoryAllocation, (int)r, &a);
+    }
+    vt_call_runtime_end(&c);
+    return r;
 }
 
 VT_HOT cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
@@ -127,6 +148,8 @@ cudaError_t cudaFreeHost(void *p)
     return vt_rt_free_done(&c, real(p), p);
 }
 
+/* As vt_rt_async: the entry is taken out before the real call (its address may be handed out again the
+ * moment the free is queued), unless the free is a node of a graph being captured. */
 VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t stream)
 {
     struct vt_call c;
@@ -134,7 +157,23 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
     if (!real)
         return cudaErrorInitializationError;
     vt_call_runtime_begin(&c, fn, 0);
-    return vt_rt_free_done(&c, real(p, stream), p);
+    uint64_t addr = (uint64_t)(uintptr_t)p;
+    int captured = VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
+                   vt_graph_captured((CUstream)stream, addr, 0, 0, -1, 1);
+    if (!captured)
+        vt_call_free_entry(&c, addr, VT_KIND_ASYNC);
+    vt_rt_async_depth++;
+    cudaError_t r = real(p, stream);
+    vt_rt_async_depth--;
+    vt_call_after(&c);
+    if (!captured)
+        vt_call_free_done(&c, r == cudaSuccess, addr, c.free_ours, &c.taken);
+    else if (r == cudaSuccess)
+        vt_count_call(c.api);
+    else
+        vt_count_failure(c.api);
+    vt_call_runtime_end(&c);
+    return r;
 }
 
 VT_HOT cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
