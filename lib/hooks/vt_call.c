@@ -8,6 +8,7 @@
 #include "vt_history.h"
 #include "vt_hot.h"
 #include "vt_lifecycle.h"
+#include "vt_pending.h"
 #include "vt_real.h"
 #include "vt_stack.h"
 
@@ -104,6 +105,21 @@ VT_HOT void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocat
     vt_tls.outer_seen = 0;
     vt_self_ready(c);
     errno = c->saved_errno;
+}
+
+VT_HOT void vt_call_prefetch(void)
+{
+    vt_stack_prefetch();
+    vt_pending_prefetch();
+}
+
+VT_HOT void vt_call_capture_after(struct vt_call *c)
+{
+    if (c->prev_outer_api)
+        return; /* the outer call's stack, taken by vt_call_runtime_begin */
+    vt_self_on = c->timed;
+    c->stack = vt_stack_capture();
+    vt_self_on = 0;
 }
 
 VT_HOT int vt_call_nested_seen(const struct vt_call *c)

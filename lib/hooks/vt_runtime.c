@@ -82,7 +82,9 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
 
 /* Stream-ordered calls are recorded here whether or not the driver call they cause reaches our driver
  * hooks, which pass it on untouched meanwhile (vt_rt_async_depth): what the driver hook would record
- * (the pointer, size, stream, pool, and under stream capture a graph node) the runtime call has too. */
+ * (the pointer, size, stream, pool, and under stream capture a graph node) the runtime call has too.
+ * The stack is taken after the real call, whose time in the runtime and the driver covers the wait for
+ * the lines it reads, asked for before it (vt_call_prefetch). */
 VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
     struct vt_call c;
@@ -90,7 +92,8 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
     void *real = vt_real(fn);
     if (!real)
         return cudaErrorInitializationError;
-    vt_call_runtime_begin(&c, fn, 1);
+    vt_call_runtime_begin(&c, fn, 0);
+    vt_call_prefetch();
     vt_rt_async_depth++;
     if (pool)
         r = ((__typeof__(cudaMallocFromPoolAsync) *)real)(p, size, pool, stream);
@@ -98,6 +101,7 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
         r = ((__typeof__(cudaMallocAsync) *)real)(p, size, stream);
     vt_rt_async_depth--;
     vt_call_after(&c);
+    vt_call_capture_after(&c);
     int device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1;
     uint64_t addr = r == cudaSuccess ? (uint64_t)(uintptr_t)*p : 0;
     if (r == cudaSuccess && VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
@@ -156,8 +160,9 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
     __typeof__(cudaFreeAsync) *real = (__typeof__(cudaFreeAsync) *)vt_real(fn);
     if (!real)
         return cudaErrorInitializationError;
-    vt_call_runtime_begin(&c, fn, 0);
     uint64_t addr = (uint64_t)(uintptr_t)p;
+    vt_table_prefetch_remove(addr, VT_KIND_ASYNC);
+    vt_call_runtime_begin(&c, fn, 0);
     int captured = VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
                    vt_graph_captured((CUstream)stream, addr, 0, 0, -1, 1);
     if (!captured)

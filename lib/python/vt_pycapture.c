@@ -240,6 +240,12 @@ static __attribute__((noinline, cold)) uint32_t vt_pc_ask_helper(void *ts)
     return j.result;
 }
 
+VT_HOT void vt_pycapture_prefetch(void)
+{
+    if (vt_pc_on && !vt_pc_busy && __atomic_load_n(&vt_pc_walk, __ATOMIC_RELAXED) == 1)
+        vt_pystack_prefetch();
+}
+
 VT_HOT uint32_t vt_pycapture(void)
 {
     vt_pc_ready();

@@ -9,6 +9,9 @@
 /* The calling thread's Python stack id (vt_pystack.h), 0 when it has none or it could not be read in
  * time. Called from allocation wrappers, with no lock of ours held. */
 uint32_t vt_pycapture(void);
+/* What vt_pycapture will read asked for from memory, without waiting: for a hook that reads the stack
+ * after its real call, which then covers the wait. */
+void vt_pycapture_prefetch(void);
 
 /* The dump's interpreter record and the capture counters (docs/FORMAT.md); nothing when the process
  * hosts no CPython. */

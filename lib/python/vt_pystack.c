@@ -206,8 +206,10 @@ VT_HOT static uint32_t vt_pys_find(const uintptr_t *key, int n, uint64_t h)
 {
     /* A stack this thread met lately: no lock (stacks never change or go away once published). */
     const struct vt_pystk *seen = vt_tcache_find(VT_TCACHE_PYSTACKS, h);
-    if (seen && seen->n == (uint32_t)n && vt_words_equal(seen->key, key, 2 * (size_t)n))
+    if (seen && seen->n == (uint32_t)n && vt_words_equal(seen->key, key, 2 * (size_t)n)) {
+        vt_tcache_follow(VT_TCACHE_PYSTACKS, h, seen, sizeof *seen + 2 * (size_t)n * sizeof *key);
         return seen->id;
+    }
     return vt_pys_find_shared(key, n, h);
 }
 
@@ -315,6 +317,13 @@ static __attribute__((noinline, cold)) void vt_memo_clear(struct vt_pycode_memos
     memset(memo->slot, 0, VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS * sizeof *memo->slot);
     *cleared = memo->gen;
     memo->nold = 0; /* its entries' 16 bits too */
+}
+
+VT_HOT void vt_pystack_prefetch(void)
+{
+    const struct vt_pylayout *l = __atomic_load_n(&vt_layout, __ATOMIC_RELAXED);
+    if (l)
+        vt_tcache_prefetch(l->frame_owner);
 }
 
 VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)

@@ -19,6 +19,9 @@ const char *vt_pystack_walk_setup(void);
 /* On tstate's own thread, with or without the GIL, once vt_pystack_walk_setup said yes: the stack as
  * above, read by the walk; *failed is set when the interpreter's memory was not as the walk expects. */
 uint32_t vt_pystack_walk(void *tstate, int *failed);
+/* The calling thread's next walk asked for ahead (vt_tcache_prefetch_trail); nothing before the walk is
+ * set up. */
+void vt_pystack_prefetch(void);
 /* With the GIL held: reads tstate's frames both ways; NULL when they are the same frames and lines
  * (its id then in *id), else how they differ. */
 const char *vt_pystack_check(void *tstate, uint32_t *id);

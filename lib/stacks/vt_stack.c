@@ -126,8 +126,10 @@ VT_HOT static const struct vt_stack *vt_stack_intern(const uintptr_t *key, uint3
     /* A stack this thread met lately: no lock, so threads allocating from one call site do not queue on
      * its shard. */
     const struct vt_stack *seen = vt_tcache_find(VT_TCACHE_STACKS, hk);
-    if (seen && seen->n == n && vt_words_equal(seen->pc, key, (size_t)n + 1))
+    if (seen && seen->n == n && vt_words_equal(seen->pc, key, (size_t)n + 1)) {
+        vt_tcache_follow(VT_TCACHE_STACKS, hk, seen, sizeof *seen + ((size_t)n + 1) * sizeof *key);
         return seen;
+    }
     return vt_stack_intern_shared(key, n, hk);
 }
 
@@ -287,6 +289,12 @@ VT_HOT uint32_t vt_stack_capture(void)
         return one ? one->id : 0;
     }
     return vt_stack_unwound(py, caller, depth, timed, t1);
+}
+
+VT_HOT void vt_stack_prefetch(void)
+{
+    if (vt_cfg.depth > 0)
+        vt_pycapture_prefetch();
 }
 
 uint64_t vt_stack_reused(void)

@@ -21,6 +21,8 @@ struct vt_stack {
 
 /* The calling thread's stack, as an id (0 when stacks are off or could not be kept). */
 uint32_t vt_stack_capture(void);
+/* What vt_stack_capture will read, asked for from memory without waiting (vt_pycapture_prefetch). */
+void vt_stack_prefetch(void);
 
 /* Captures that took the native frames of an earlier one (same Python stack and caller, vt_stack.c). */
 uint64_t vt_stack_reused(void);

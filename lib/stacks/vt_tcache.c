@@ -25,6 +25,14 @@ struct vt_tcache {
     struct vt_pycode_memo memo[VT_PYCODE_MEMO_SETS * VT_PYCODE_MEMO_WAYS];
     uint64_t memo_cleared;
     struct vt_pywalk_step trail[2][VT_PYWALK_TRAIL + 1]; /* the last walk's, and the next one's, each ended by its mark */
+    /* For each table, the item found after the one last found (by the earlier's hash), and the last one's
+     * hash: a serving loop's allocations come in the same order at every step. */
+    struct vt_tcache_next {
+        uint64_t h;
+        const char *item;
+        size_t bytes;
+    } next[VT_TCACHE_TABLES][VT_TCACHE_NEXT];
+    uint64_t last_h[VT_TCACHE_TABLES];
     unsigned ntrail[2], last;
     unsigned turn, memo_turn; /* which slot of a full set is overwritten next */
 };
@@ -108,6 +116,44 @@ VT_HOT struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint3
         if (!set[w].caller)
             return &set[w];
     return &set[c->turn++ % 2];
+}
+
+VT_HOT void vt_tcache_follow(enum vt_tcache_table t, uint64_t h, const void *item, size_t bytes)
+{
+    struct vt_tcache *c = vt_mine;
+    if (!c || c == VT_TCACHE_GONE)
+        return;
+    struct vt_tcache_next *x = &c->next[t][c->last_h[t] % VT_TCACHE_NEXT];
+    if (x->h != h || x->item != item) /* no store, so no line taken, when it already says so */
+        *x = (struct vt_tcache_next){h, item, bytes};
+    c->last_h[t] = h;
+}
+
+VT_HOT void vt_tcache_prefetch(int owner_off)
+{
+    const struct vt_tcache *c = vt_mine;
+    if (!c || c == VT_TCACHE_GONE)
+        return;
+    const struct vt_pywalk_step *o = c->trail[c->last];
+    /* Loops kept whole: each line of code here is one more to fetch at every allocation. */
+#pragma GCC unroll 1
+    for (unsigned i = 0, n = c->ntrail[c->last]; i < n; i++) {
+        __builtin_prefetch(o[i].frame, 0, 3);
+        __builtin_prefetch((const char *)o[i].frame + owner_off, 0, 3);
+    }
+#pragma GCC unroll 1
+    for (int t = 0; t < VT_TCACHE_TABLES; t++) {
+        const struct vt_tcache_next *x = &c->next[t][c->last_h[t] % VT_TCACHE_NEXT];
+        if (!x->item)
+            continue;
+        __builtin_prefetch(c->slot[t][x->h % VT_TCACHE_SETS], 0, 3);
+        /* The item's lines: its start is not aligned, so its last byte's line too. */
+        size_t bytes = x->bytes < VT_TCACHE_NEXT_BYTES ? x->bytes : VT_TCACHE_NEXT_BYTES;
+#pragma GCC unroll 1
+        for (size_t off = 0; off < bytes; off += 64)
+            __builtin_prefetch(x->item + off, 0, 3);
+        __builtin_prefetch(x->item + bytes - 1, 0, 3);
+    }
 }
 
 VT_HOT int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared)

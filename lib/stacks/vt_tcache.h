@@ -50,5 +50,16 @@ struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py)
  * with *cleared the destruction count when the memo was last emptied; -1 when the thread has none.
  * The walk's trail is the next walk's old one. */
 int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared);
+/* Asks memory, without waiting, for what the thread's next capture will most likely read: the frames its
+ * last walk went through (each frame's first line and the one holding its owner byte, owner_off in: a
+ * call made again lands where the last one was), and in each table the item that followed the last one
+ * found the last time (vt_tcache_follow), with its set. A hook does it before its real call, whose
+ * microseconds in the runtime and the driver then cover the wait, instead of the capture after it
+ * waiting for each line in turn. */
+void vt_tcache_prefetch(int owner_off);
+/* item (bytes long) was found in table t under hash h: noted as what follows the item found before it. */
+void vt_tcache_follow(enum vt_tcache_table t, uint64_t h, const void *item, size_t bytes);
+#define VT_TCACHE_NEXT 64
+#define VT_TCACHE_NEXT_BYTES 512 /* an item's lines asked for at most */
 
 #endif

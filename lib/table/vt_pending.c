@@ -151,6 +151,25 @@ VT_HOT static struct vt_pend *vt_pend_mine(void)
     return p;
 }
 
+VT_HOT void vt_pending_prefetch(void)
+{
+    const struct vt_pend *p = vt_pend_me;
+    if (p) {
+        uint32_t n = __atomic_load_n(&p->n, __ATOMIC_RELAXED);
+        __builtin_prefetch(&p->e[n], 1, 3);
+        __builtin_prefetch(&p->flags[n], 1, 3);
+    }
+}
+
+VT_HOT void vt_pending_prefetch_take(uint64_t addr, uint8_t space)
+{
+    const struct vt_pend *p = vt_pend_me;
+    if (p) {
+        __builtin_prefetch(p, 1, 3);
+        __builtin_prefetch(&p->slot[vt_pend_home(vt_pend_key_of(addr, space))], 1, 3);
+    }
+}
+
 VT_HOT int vt_pending_add(const struct vt_alloc *a)
 {
     struct vt_pend *p = vt_pend_mine();

@@ -24,6 +24,10 @@ static inline int vt_pending_kind(int kind)
  * batch (our own memory ran out, or no thread-exit hook could be set for it): the caller puts it in the
  * table itself. */
 int vt_pending_add(const struct vt_alloc *a);
+/* The lines the calling thread's next vt_pending_add writes, asked for without waiting. */
+void vt_pending_prefetch(void);
+/* The lines a vt_pending_take of (addr, space) reads first, asked for together without waiting. */
+void vt_pending_prefetch_take(uint64_t addr, uint8_t space);
 /* A free: takes (addr, space) out of the calling thread's own batch. 1 when it was there (copied to out
  * when out is not NULL); its allocation and free are counted when the batch is folded. */
 int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out);

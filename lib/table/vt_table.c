@@ -472,6 +472,11 @@ VT_HOT static int vt_remove_any(uint64_t addr, uint8_t space, struct vt_alloc *o
     return 0;
 }
 
+VT_HOT void vt_table_prefetch_remove(uint64_t addr, enum vt_kind kind_space)
+{
+    vt_pending_prefetch_take(addr, vt_space_of(kind_space));
+}
+
 VT_HOT int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
 {
     uint8_t space = vt_space_of(kind_space);
