@@ -165,10 +165,10 @@ $(BUILD)/tests/prog_driver: $(BUILD)/tests/progs/prog_driver.o $(BUILD)/tests/pr
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1 -ldl -lpthread
 $(BUILD)/tests/prog_safety: $(BUILD)/tests/progs/prog_safety.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcuda.so.1
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1 -ldl -lpthread
-$(BUILD)/tests/prog_rt_shared: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart.so
-	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -lcudart -ldl -lpthread
-$(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart_static.a
-	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) $(BUILD)/fake/libcudart_static.a -ldl -lpthread
+$(BUILD)/tests/prog_rt_shared: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart.so $(BUILD)/fake/libcuda.so.1
+	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -lcudart $(BUILD)/fake/libcuda.so.1 -ldl -lpthread
+$(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libcuda.so.1
+	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libcuda.so.1 -ldl -lpthread
 CXX ?= c++
 $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1

@@ -483,6 +483,35 @@ static void test_capture(void)
     run_free(&r);
 }
 
+/* The same through the runtime: the shared one's stream-ordered hooks record the call themselves (the
+ * driver hooks under them pass it through), the static one's calls are seen by the driver hooks. */
+static void test_capture_runtime(const char *prog)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    char name[160];
+#define VT_NAMED(what) (snprintf(name, sizeof name, "%s: %s", prog, what), name)
+    const char *args[] = {"capture", NULL};
+    run_prog(&r, prog, args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    if (!ok(r.status == 0 && n == 4, "%s capture: three API dumps and the exit dump", prog)) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    is_u64(d[0].nallocs, 0, VT_NAMED("captured, not launched: nothing live"));
+    is_u64(count_allocs(&d[1], "graph", NULL, 2 * MiB), 1, VT_NAMED("launched: the allocation the graph keeps"));
+    is_u64(d[1].nallocs, 1, VT_NAMED("the one freed inside the graph is not live"));
+    const struct vt_df_alloc *a = d[1].nallocs ? &d[1].allocs[0] : NULL;
+    ok(a && stack_has(&d[1], a->stack, "rt_capture_build"), "%s: named by the captured call's stack", prog);
+    is_u64(d[2].nallocs, 0, VT_NAMED("freed after the launch"));
+    is_u64(vt_df_counter(&d[2], "unknown_frees"), 0, VT_NAMED("no unknown frees"));
+    free_dumps(d, n);
+    run_free(&r);
+#undef VT_NAMED
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -497,5 +526,7 @@ int main(void)
     test_graph_memory();
     test_graph_generic();
     test_capture();
+    test_capture_runtime("prog_rt_shared");
+    test_capture_runtime("prog_rt_static");
     return tap_done();
 }
