@@ -101,9 +101,10 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
         r = ((__typeof__(cudaMallocAsync) *)real)(p, size, stream);
     vt_rt_async_depth--;
     vt_call_after(&c);
+    uint64_t addr = r == cudaSuccess ? (uint64_t)(uintptr_t)*p : 0;
+    vt_table_prefetch(addr, VT_KIND_ASYNC);
     vt_call_capture_after(&c);
     int device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1;
-    uint64_t addr = r == cudaSuccess ? (uint64_t)(uintptr_t)*p : 0;
     if (r == cudaSuccess && VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
         vt_graph_captured((CUstream)stream, addr, size, c.stack, device, 0)) {
         /* A node of the graph being captured: live from its launches. */
@@ -161,7 +162,7 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
     if (!real)
         return cudaErrorInitializationError;
     uint64_t addr = (uint64_t)(uintptr_t)p;
-    vt_table_prefetch_remove(addr, VT_KIND_ASYNC);
+    vt_table_prefetch(addr, VT_KIND_ASYNC);
     vt_call_runtime_begin(&c, fn, 0);
     int captured = VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
                    vt_graph_captured((CUstream)stream, addr, 0, 0, -1, 1);

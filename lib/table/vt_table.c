@@ -472,7 +472,7 @@ VT_HOT static int vt_remove_any(uint64_t addr, uint8_t space, struct vt_alloc *o
     return 0;
 }
 
-VT_HOT void vt_table_prefetch_remove(uint64_t addr, enum vt_kind kind_space)
+VT_HOT void vt_table_prefetch(uint64_t addr, enum vt_kind kind_space)
 {
     vt_pending_prefetch_take(addr, vt_space_of(kind_space));
 }

@@ -136,9 +136,9 @@ int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep);
  * and uncounts the free when the real free failed. */
 void vt_table_add(struct vt_alloc *a);
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out);
-/* The first lines a vt_table_remove of addr will read, asked for at once without waiting (the hook's other
- * work before it then covers part of the wait). */
-void vt_table_prefetch_remove(uint64_t addr, enum vt_kind kind_space);
+/* The first lines a vt_table_remove of addr, or a vt_table_add of it, will read (in the calling thread's
+ * batch), asked for at once without waiting: the hook's other work before it then covers the wait. */
+void vt_table_prefetch(uint64_t addr, enum vt_kind kind_space);
 void vt_table_restore(const struct vt_alloc *a) __attribute__((cold));
 /* Removes every mapping inside [addr, addr+size); returns how many were copied to out (at most max)
  * and sets *total to how many were removed. */
