@@ -117,8 +117,8 @@ VT_HOT void vt_call_prefetch(void)
 
 VT_HOT void vt_call_capture_after(struct vt_call *c)
 {
-    if (c->prev_outer_api)
-        return; /* the outer call's stack, taken by vt_call_runtime_begin */
+    if (c->stack)
+        return; /* a runtime call's around it, taken before */
     vt_self_on = c->timed;
     c->stack = vt_stack_capture();
     vt_self_on = 0;

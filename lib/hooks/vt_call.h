@@ -55,9 +55,9 @@ void vt_call_end(struct vt_call *c);
  * whether a driver wrapper ran inside (so the runtime wrapper must not record it a second time). */
 void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating);
 int vt_call_nested_seen(const struct vt_call *c);
-/* A stream-ordered runtime hook takes its stack after its real call (begun with allocating 0): the
- * thread's frames cannot change while it is inside the hook, and the driver hooks under it pass the call
- * through. vt_call_prefetch, before the real call, asks memory for what the stack and the record will
+/* A stream-ordered runtime hook is begun as a plain call (vt_call_plain_begin: the driver hooks under it
+ * pass its call through, so it labels none) and takes its stack after its real call: the thread's frames
+ * cannot change while it is inside the hook. vt_call_prefetch, before the real call, asks memory for what the stack and the record will
  * read, so that the microseconds the runtime and the driver take cover the wait instead of the hook
  * waiting for each line in turn. */
 void vt_call_prefetch(void);

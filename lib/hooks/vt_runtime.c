@@ -92,7 +92,7 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
     void *real = vt_real(fn);
     if (!real)
         return cudaErrorInitializationError;
-    vt_call_runtime_begin(&c, fn, 0);
+    vt_call_plain_begin(&c, fn);
     vt_call_prefetch();
     vt_rt_async_depth++;
     if (pool)
@@ -115,7 +115,7 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
                              .device = (int16_t)device};
         vt_call_record_alloc(&c, r == cudaSuccess, r == cudaErrorMemoryAllocation, (int)r, &a);
     }
-    vt_call_runtime_end(&c);
+    vt_call_end(&c);
     return r;
 }
 
@@ -163,7 +163,7 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
         return cudaErrorInitializationError;
     uint64_t addr = (uint64_t)(uintptr_t)p;
     vt_table_prefetch(addr, VT_KIND_ASYNC);
-    vt_call_runtime_begin(&c, fn, 0);
+    vt_call_plain_begin(&c, fn);
     int captured = VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
                    vt_graph_captured((CUstream)stream, addr, 0, 0, -1, 1);
     if (!captured)
@@ -178,7 +178,7 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
         vt_count_call(c.api);
     else
         vt_count_failure(c.api);
-    vt_call_runtime_end(&c);
+    vt_call_end(&c);
     return r;
 }
 
