@@ -400,6 +400,7 @@ static void check_recode(const char *python, const char *tag)
         return;
     }
     int right = 0, first_wrong = 0;
+    char seen[160] = "";
     for (int i = 1; i <= 60; i++) {
         const struct vt_df_alloc *a = find_alloc(&d, 4096u * (unsigned)i);
         const struct vt_df_stack *st = a ? vt_df_stack(&d, a->stack) : NULL;
@@ -407,13 +408,20 @@ static void check_recode(const char *python, const char *tag)
         const struct vt_df_pyframe *caller = ps && ps->n > 1 ? vt_df_pyframe(&d, ps->frames[1]) : NULL;
         char want[32];
         snprintf(want, sizeof want, "made_%d", i);
-        if (caller && !strcmp(caller->func, want))
+        if (caller && !strcmp(caller->func, want)) {
             right++;
-        else if (!first_wrong)
+        } else if (!first_wrong) {
             first_wrong = i;
+            snprintf(seen, sizeof seen, "allocation %s, stack %s, %u Python frames, caller %s", a ? "found" : "missing",
+                     st ? "found" : "missing", ps ? ps->n : 0, caller ? caller->func : "none");
+        }
     }
-    ok(right == 60, "%s recode: each allocation named by the function that made it (%d of 60; first wrong: %d)", tag,
-       right, first_wrong);
+    if (!ok(right == 60, "%s recode: each allocation named by the function that made it (%d of 60; first wrong: %d)",
+            tag, right, first_wrong))
+        diag("first wrong: %s; counters py_held %llu py_released %llu py_missed %llu py_walked %llu; stderr: %s", seen,
+             (unsigned long long)vt_df_counter(&d, "py_held"), (unsigned long long)vt_df_counter(&d, "py_released"),
+             (unsigned long long)vt_df_counter(&d, "py_missed"), (unsigned long long)vt_df_counter(&d, "py_walked"),
+             r.err);
     vt_dumpfile_free(&d);
     run_free(&r);
 }
