@@ -63,9 +63,7 @@ VT_HOT static void vt_begin_common(struct vt_call *c, enum vt_fn api)
 VT_HOT void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
 {
     vt_begin_common(c, api);
-    /* Also under a runtime call that has no stack yet: a stream-ordered one takes its own after its real
-     * call (vt_call_capture_after), so a driver allocation made inside it takes the stack itself. */
-    if (!c->stack)
+    if (!vt_tls.outer_api)
         c->stack = vt_stack_capture();
     vt_self_ready(c);
     errno = c->saved_errno;

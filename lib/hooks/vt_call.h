@@ -57,9 +57,9 @@ void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocating);
 int vt_call_nested_seen(const struct vt_call *c);
 /* A stream-ordered runtime hook is begun as a plain call (vt_call_plain_begin: the driver hooks under it
  * pass its call through, so it labels none) and takes its stack after its real call: the thread's frames
- * cannot change while it is inside the hook. vt_call_prefetch, before the real call, asks memory for what the stack and the record will
- * read, so that the microseconds the runtime and the driver take cover the wait instead of the hook
- * waiting for each line in turn. */
+ * cannot change while it is inside the hook. vt_call_prefetch, before the real call, asks memory for
+ * what the stack and the record will read, so that the microseconds the runtime and the driver take
+ * cover the wait instead of the hook waiting for each line in turn. */
 void vt_call_prefetch(void);
 void vt_call_capture_after(struct vt_call *c);
 void vt_call_runtime_end(struct vt_call *c);

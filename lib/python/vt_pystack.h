@@ -19,8 +19,7 @@ const char *vt_pystack_walk_setup(void);
 /* On tstate's own thread, with or without the GIL, once vt_pystack_walk_setup said yes: the stack as
  * above, read by the walk; *failed is set when the interpreter's memory was not as the walk expects. */
 uint32_t vt_pystack_walk(void *tstate, int *failed);
-/* The calling thread's next walk asked for ahead (vt_tcache_prefetch_trail); nothing before the walk is
- * set up. */
+/* What the calling thread's next walk and look-up will read, asked for ahead (vt_tcache_prefetch). */
 void vt_pystack_prefetch(void);
 /* With the GIL held: reads tstate's frames both ways; NULL when they are the same frames and lines
  * (its id then in *id), else how they differ. */
