@@ -3,9 +3,9 @@
 # (bench/py_serving.py, on the fake runtime) under the instrumented library, with plain and stream-ordered
 # pairs, quiet and with the GIL contended, so that the profile holds the hooks' common path as a serving
 # process takes it: through the runtime's hooks and the driver's, as torch calls them (until 2026-12-06 the
-# loop called the runtime past its hooks, and the profile had never seen the runtime hooks run). CPython 3.12 (the GPU image's) is preferred, as the walk has a path of its own per
-# version; the system's python3 runs too. The profiles land in PGO_DIR/prof, where the real build reads
-# them (the Makefile names them).
+# loop called the runtime past its hooks, and the profile had never seen the runtime hooks run). CPython
+# 3.12 (the GPU image's) is preferred, as the walk has a path of its own per version; the system's python3
+# runs too. The profiles land in PGO_DIR/prof, where the real build reads them (the Makefile names them).
 #   pgo_train.sh PGO_DIR BUILD
 set -eu
 pgo=$1 build=$2
