@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "vt_clock.h"
+#include "vt_hot.h"
 
-int vt_tsc_mode;
 static uint64_t vt_tsc0, vt_ns0;
 static pthread_once_t vt_clock_once = PTHREAD_ONCE_INIT;
 
@@ -56,14 +56,14 @@ static void vt_clock_init(void)
         vt_tsc0 = __rdtsc();
     }
 #endif
-    __atomic_store_n(&vt_tsc_mode, steady ? 1 : 2, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt_hotdata.tsc_mode, steady ? 1 : 2, __ATOMIC_RELEASE);
 }
 
 uint64_t vt_ticks_slow(void)
 {
     pthread_once(&vt_clock_once, vt_clock_init);
 #if defined(__x86_64__)
-    if (__atomic_load_n(&vt_tsc_mode, __ATOMIC_ACQUIRE) == 1)
+    if (__atomic_load_n(&vt_hotdata.tsc_mode, __ATOMIC_ACQUIRE) == 1)
         return __rdtsc();
 #endif
     return vt_now_ns();
@@ -74,7 +74,7 @@ void vt_ticks_scale(struct vt_ticks_scale *s)
     pthread_once(&vt_clock_once, vt_clock_init);
     *s = (struct vt_ticks_scale){0};
 #if defined(__x86_64__)
-    if (__atomic_load_n(&vt_tsc_mode, __ATOMIC_ACQUIRE) != 1)
+    if (__atomic_load_n(&vt_hotdata.tsc_mode, __ATOMIC_ACQUIRE) != 1)
         return;
     uint64_t ns = vt_now_ns(), tsc = __rdtsc();
     s->tsc0 = vt_tsc0;

@@ -14,18 +14,17 @@
 #include <x86intrin.h>
 #endif
 
+#include "vt_hot.h" /* vt_hotdata.tsc_mode: 0 not decided yet, 1 ticks are the TSC's, 2 ticks are nanoseconds */
+
 /* CLOCK_MONOTONIC in nanoseconds: for deadlines and the dump's times, where ~60 ns does not matter. */
 uint64_t vt_now_ns(void);
-
-/* 0: not decided yet; 1: ticks are the TSC's; 2: ticks are nanoseconds. */
-extern int vt_tsc_mode;
 
 uint64_t vt_ticks_slow(void);
 
 static inline uint64_t vt_ticks(void)
 {
 #if defined(__x86_64__)
-    if (__builtin_expect(__atomic_load_n(&vt_tsc_mode, __ATOMIC_RELAXED) == 1, 1))
+    if (__builtin_expect(__atomic_load_n(&vt_hotdata.tsc_mode, __ATOMIC_RELAXED) == 1, 1))
         return __rdtsc();
 #endif
     return vt_ticks_slow();
@@ -40,7 +39,7 @@ static inline uint64_t vt_ticks(void)
 static inline uint64_t vt_ticks_fenced(void)
 {
 #if defined(__x86_64__)
-    if (__builtin_expect(__atomic_load_n(&vt_tsc_mode, __ATOMIC_RELAXED) == 1, 1)) {
+    if (__builtin_expect(__atomic_load_n(&vt_hotdata.tsc_mode, __ATOMIC_RELAXED) == 1, 1)) {
         _mm_lfence();
         return __rdtsc();
     }

@@ -14,7 +14,7 @@
 
 extern char **environ;
 
-struct vt_config vt_cfg;
+struct vt_config vt_cfg __attribute__((aligned(64)));
 
 static const struct {
     const char *name;

@@ -6,23 +6,24 @@
 
 #define VT_DEPTH_MAX 128
 
+/* The fields every hook reads (depth, python, py_depth, ...) lie in the first line, ahead of the paths. */
 struct vt_config {
-    char dir[PATH_MAX]; /* absolute; empty: the private directory (vt_paths.h), made at the first dump */
+    int depth;          /* frames kept per stack; 0: stacks off */
+    int python;         /* Python call sites for allocations */
+    int py_depth;       /* Python frames kept per stack */
+    int py_native_depth; /* native frames kept above Python frames */
+    int py_walk;        /* read frames from the interpreter's memory on the allocating thread */
     int signal;         /* 0: no dump signal */
     int at_exit;
     int on_oom;
     double interval;    /* seconds; 0: off */
     int keep;           /* interval dumps kept; 0: all */
-    int depth;          /* frames kept per stack; 0: stacks off */
     double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
     int torch_history;  /* VT_HISTORY_*: when to switch on torch's block history */
     int torch_sample;   /* with VT_HISTORY_DUMP: percent of each second the history is on (100: always) */
     int cupy_blocks;    /* CuPy's blocks reported by a memory hook on the main thread */
-    int python;         /* Python call sites for allocations */
-    int py_depth;       /* Python frames kept per stack */
-    int py_native_depth; /* native frames kept above Python frames */
-    int py_walk;        /* read frames from the interpreter's memory on the allocating thread */
     double py_wait;     /* ms a thread that released the GIL waits for its frames; 0: only GIL holders */
+    char dir[PATH_MAX]; /* absolute; empty: the private directory (vt_paths.h), made at the first dump */
     char metrics[PATH_MAX]; /* absolute, %p not yet replaced; empty: no metrics file (vt_metrics_file.h) */
     double metrics_interval;
     int metrics_top;

@@ -16,6 +16,7 @@
 #include "vt_dump.h"
 #include "vt_dumper.h"
 #include "vt_endnote.h"
+#include "vt_hot.h"
 #include "vt_metrics_file.h"
 #include "vt_driver_graph.h"
 #include "vt_lifecycle.h"
@@ -33,7 +34,6 @@
 #include "vt_table.h"
 
 __thread int vt_locks_held __attribute__((tls_model("initial-exec")));
-atomic_int vt_active;
 static atomic_int vt_ready;
 
 /* The dumper thread, and what stops it at exit: registered now, after the libraries loaded so far
@@ -50,13 +50,13 @@ static void vt_dumper_up(void)
 void vt_activate_slow(void)
 {
     int want = 0;
-    if (!atomic_load(&vt_ready) || !atomic_compare_exchange_strong(&vt_active, &want, 1))
+    if (!atomic_load(&vt_ready) || !atomic_compare_exchange_strong(&vt_hotdata.active, &want, 1))
         return; /* not started yet, or another thread is activating: it will be done in a moment */
     int saved = errno;
     vt_log_release();
     vt_signal_install();
     vt_dumper_up();
-    atomic_store(&vt_active, 2);
+    atomic_store(&vt_hotdata.active, 2);
     errno = saved;
 }
 
@@ -115,7 +115,7 @@ static void vt_atfork_child(void)
     vt_nvtx_atfork_child();
     vt_metrics_file_atfork_child();
     /* The child is quiet until it makes a CUDA call of its own (its signal handler, inherited, stays). */
-    atomic_store(&vt_active, 0);
+    atomic_store(&vt_hotdata.active, 0);
 }
 
 __attribute__((constructor)) static void vt_init(void)
@@ -139,7 +139,7 @@ __attribute__((constructor)) static void vt_init(void)
 __attribute__((destructor)) static void vt_fini(void)
 {
     int saved = errno;
-    int want = atomic_load(&vt_ready) && atomic_load(&vt_active) == 2 && vt_cfg.at_exit;
+    int want = atomic_load(&vt_ready) && atomic_load(&vt_hotdata.active) == 2 && vt_cfg.at_exit;
     if (want && vt_locks_held) {
         /* exit() from a signal handler that interrupted our own bookkeeping on this thread: the table is
          * half-changed and its lock is ours. No dump, rather than a hang. */

@@ -5,13 +5,14 @@
 
 #include <stdatomic.h>
 
-extern atomic_int vt_active; /* 2 once this process has made a CUDA call */
+#include "vt_hot.h"
+
 void vt_activate_slow(void) __attribute__((cold));
 
 /* Called by every wrapper and public hook: cheap once active. */
 static inline void vt_activate(void)
 {
-    if (__builtin_expect(atomic_load_explicit(&vt_active, memory_order_relaxed) != 2, 0))
+    if (__builtin_expect(atomic_load_explicit(&vt_hotdata.active, memory_order_relaxed) != 2, 0))
         vt_activate_slow();
 }
 

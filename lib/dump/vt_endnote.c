@@ -13,6 +13,7 @@
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_endnote.h"
+#include "vt_hot.h"
 #include "vt_lifecycle.h"
 #include "vt_log.h"
 #include "vt_paths.h"
@@ -95,8 +96,8 @@ void vt_endnote_say(void)
     } else if (f.others) {
         vt_dump_path(a, sizeof a, dir, f.other_pid, f.other_seq);
         vt_say("pid %ld wrote no dump%s; the processes it started wrote %lu in %s, the last: vramtrace report %s", me,
-               atomic_load(&vt_active) == 2 ? "" : " (it made no CUDA call)", f.others, dir, a);
+               atomic_load(&vt_hotdata.active) == 2 ? "" : " (it made no CUDA call)", f.others, dir, a);
     } else {
-        vt_say("pid %ld wrote no dump in %s%s", me, dir, atomic_load(&vt_active) == 2 ? "" : " (it made no CUDA call)");
+        vt_say("pid %ld wrote no dump in %s%s", me, dir, atomic_load(&vt_hotdata.active) == 2 ? "" : " (it made no CUDA call)");
     }
 }

@@ -179,10 +179,10 @@ VT_HOT void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result,
     }
 }
 
-VT_HOT int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken)
+VT_HOT int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *copy, const struct vt_alloc **taken)
 {
     int saved = errno;
-    int ours = addr ? vt_table_remove(addr, space, taken) : 0;
+    int ours = addr ? vt_table_take(addr, space, copy, taken) : 0;
     errno = saved;
     return ours;
 }
@@ -214,7 +214,7 @@ VT_HOT void vt_call_free_begin(struct vt_call *c, enum vt_fn api, uint64_t addr,
 VT_HOT void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind space)
 {
     c->free_addr = addr;
-    c->free_ours = vt_call_free_take(addr, space, &c->taken);
+    c->free_ours = vt_call_free_take(addr, space, &c->taken, &c->taken_at);
     vt_self_ready(c);
     errno = c->saved_errno;
 }
@@ -222,7 +222,7 @@ VT_HOT void vt_call_free_entry(struct vt_call *c, uint64_t addr, enum vt_kind sp
 VT_HOT void vt_call_free_end(struct vt_call *c, int ok)
 {
     vt_call_after(c);
-    vt_call_free_done(c, ok, c->free_addr, c->free_ours, &c->taken);
+    vt_call_free_done(c, ok, c->free_addr, c->free_ours, c->taken_at);
     vt_call_end(c);
 }
 

@@ -19,7 +19,8 @@ struct vt_call {
     int after_done;     /* errno after the real call is saved */
     uint64_t free_addr; /* a free: the address, whether it was ours, and its entry */
     int free_ours;
-    struct vt_alloc taken;
+    struct vt_alloc taken;  /* a copy of the entry taken out of the table ... */
+    const struct vt_alloc *taken_at; /* ... or where it is (vt_table_take) */
     int timed;        /* one of the calls timed (vt_selfcost.h): self_ns so far, self_t the clock then */
     uint64_t self_t, self_ns;
 };
@@ -86,7 +87,7 @@ void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result, struct
 /* A free: takes the entry out before the real call (the address may be handed out again the moment
  * the real free returns). Returns 1 when the address was ours. free_done counts, and puts the entry
  * back when the real free failed. */
-int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *taken);
+int vt_call_free_take(uint64_t addr, enum vt_kind space, struct vt_alloc *copy, const struct vt_alloc **taken);
 void vt_call_free_done(struct vt_call *c, int ok, uint64_t addr, int was_ours, const struct vt_alloc *taken);
 
 #endif

@@ -16,7 +16,7 @@ VT_HOT static CUresult vt_async_end(struct vt_call *c, CUresult r, CUdeviceptr *
                              CUstream stream)
 {
     /* Under stream capture the allocation is a node of the graph being captured: live from its launches. */
-    if (r == CUDA_SUCCESS && VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed))) {
+    if (r == CUDA_SUCCESS && VT_UNLIKELY(atomic_load_explicit(&vt_hotdata.graph_captures, memory_order_relaxed))) {
         vt_call_after(c);
         if (vt_graph_captured(stream, *dptr, size, c->stack,
                               pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1, 0)) {
@@ -67,7 +67,7 @@ VT_HOT static CUresult vt_free_async(enum vt_fn fn, CUdeviceptr dptr, CUstream s
     struct vt_call c;
     vt_call_plain_begin(&c, fn);
     /* Under stream capture the free is a node of the graph: the memory stays live until a launch. */
-    if (VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
+    if (VT_UNLIKELY(atomic_load_explicit(&vt_hotdata.graph_captures, memory_order_relaxed)) &&
         vt_graph_captured(stream, dptr, 0, 0, -1, 1)) {
         CUresult r = real(dptr, stream);
         vt_call_plain_end(&c, r == CUDA_SUCCESS);

@@ -16,6 +16,7 @@
 #include "vt_call.h"
 #include "vt_driver_graph.h"
 #include "vt_hash.h"
+#include "vt_hot.h"
 #include "vt_real.h"
 
 struct vt_gnode {
@@ -83,7 +84,6 @@ static void vt_gnode_add(uint64_t graph, uint64_t dptr, uint64_t size, uint32_t 
     atomic_store(&vt_g_any, 1);
 }
 
-atomic_int vt_graph_captures;
 
 int vt_graph_captured(CUstream stream, uint64_t dptr, uint64_t size, uint32_t stack, int device, int is_free)
 {
@@ -100,15 +100,15 @@ int vt_graph_captured(CUstream stream, uint64_t dptr, uint64_t size, uint32_t st
 static CUresult vt_capture_begun(CUresult r)
 {
     if (r == CUDA_SUCCESS)
-        atomic_fetch_add(&vt_graph_captures, 1);
+        atomic_fetch_add(&vt_hotdata.graph_captures, 1);
     return r;
 }
 
 static CUresult vt_capture_ended(CUresult r)
 {
     /* Ended even when it failed (an invalidated capture ends too); never below zero. */
-    int n = atomic_load(&vt_graph_captures);
-    while (n > 0 && !atomic_compare_exchange_weak(&vt_graph_captures, &n, n - 1))
+    int n = atomic_load(&vt_hotdata.graph_captures);
+    while (n > 0 && !atomic_compare_exchange_weak(&vt_hotdata.graph_captures, &n, n - 1))
         ;
     return r;
 }

@@ -6,12 +6,13 @@
 /* In a fork child: the registry's lock, which another thread may have held, is free again. */
 void vt_graph_atfork_child(void);
 
-/* Stream capture turns stream-ordered calls into graph nodes. How many captures are under way: while
- * none is, the stream-ordered hooks ask nothing more. */
+/* Stream capture turns stream-ordered calls into graph nodes. How many captures are under way
+ * (vt_hotdata.graph_captures): while none is, the stream-ordered hooks ask nothing more. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <cuda.h>
-extern atomic_int vt_graph_captures;
+
+#include "vt_hot.h"
 
 /* When stream is capturing: takes an allocation (or, with is_free, a free) as a node of the graph being
  * captured, to be made live (or done) by its launches, and returns 1; 0 when stream is not capturing. */

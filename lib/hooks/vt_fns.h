@@ -8,13 +8,15 @@
 /* cuda.h makes cuGraphAddNode the newest variant's name; both are exported, and both are wrapped. */
 #undef cuGraphAddNode
 
-/* Exact exported variants that the driver-level hooks replace. */
+/* Exact exported variants that the driver-level hooks replace. Each list begins with the stream-ordered
+ * calls, an allocation next to its free: under torch's cudaMallocAsync backend every tensor makes them,
+ * and what is kept per entry point (the real pointer, the call counters) is then one cache line a pair,
+ * not two (vt_real.c and vt_table.c check it at build time). */
 #define VT_DRIVER_WRAPPED(X) \
+    X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync_ptsz) \
+    X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) \
     X(cuMemAlloc_v2) X(cuMemAllocPitch_v2) X(cuMemAllocManaged) X(cuMemFree_v2) \
     X(cuMemAllocHost_v2) X(cuMemHostAlloc) X(cuMemFreeHost) \
-    X(cuMemAllocAsync) X(cuMemAllocAsync_ptsz) \
-    X(cuMemAllocFromPoolAsync) X(cuMemAllocFromPoolAsync_ptsz) \
-    X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) \
     X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolTrimTo) \
     X(cuMemCreate) X(cuMemRelease) X(cuMemRetainAllocationHandle) \
     X(cuMemMap) X(cuMemUnmap) X(cuMemAddressReserve) X(cuMemAddressFree) \
@@ -44,11 +46,10 @@
 
 /* Runtime calls that label the driver allocation they cause. */
 #define VT_RUNTIME_WRAPPED(X) \
-    X(cudaMalloc) X(cudaMallocPitch) X(cudaMallocManaged) X(cudaFree) \
-    X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost) \
-    X(cudaMallocAsync) X(cudaMallocAsync_ptsz) \
+    X(cudaMallocAsync) X(cudaFreeAsync) X(cudaMallocAsync_ptsz) X(cudaFreeAsync_ptsz) \
     X(cudaMallocFromPoolAsync) X(cudaMallocFromPoolAsync_ptsz) \
-    X(cudaFreeAsync) X(cudaFreeAsync_ptsz)
+    X(cudaMalloc) X(cudaMallocPitch) X(cudaMallocManaged) X(cudaFree) \
+    X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost)
 
 /* vramtrace's own public hooks, counted like the calls above (include/vramtrace.h). */
 #define VT_PUBLIC_HOOKS(X) X(vramtrace_block_alloc) X(vramtrace_block_free)
@@ -68,6 +69,14 @@ enum vt_fn {
     VT_FN_COUNT
 };
 #undef VT_ENUM_ITEM
+
+/* Whether the items of entry points a and b in an array of items of size bytes aligned to a cache line
+ * share a line (see the lists above). */
+#define VT_FN_SAME_LINE(a, b, size) ((VT_FN_##a) * (size) / 64 == (VT_FN_##b) * (size) / 64)
+#define VT_FN_PAIRS_SAME_LINE(size)                                                              \
+    (VT_FN_SAME_LINE(cuMemAllocAsync, cuMemFreeAsync, size) &&                                  \
+     VT_FN_SAME_LINE(cudaMallocAsync, cudaFreeAsync, size) &&                                   \
+     VT_FN_SAME_LINE(cudaMallocAsync_ptsz, cudaFreeAsync_ptsz, size))
 
 #define VT_FN_IS_RUNTIME(f) ((f) > VT_FN_RUNTIME_BEGIN && (f) < VT_FN_RUNTIME_END)
 

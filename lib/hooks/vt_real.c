@@ -29,7 +29,8 @@ static void *const vt_wrappers[VT_FN_DRIVER_WRAPPED_END] = {
 #undef VT_WRAP_ITEM
 };
 
-static _Atomic(void *) vt_slots[VT_FN_COUNT];
+static _Atomic(void *) vt_slots[VT_FN_COUNT] __attribute__((aligned(64)));
+_Static_assert(VT_FN_PAIRS_SAME_LINE(sizeof(void *)), "a stream-ordered allocation's real pointer and its free's share a line");
 static atomic_int vt_driver_done;
 static pthread_mutex_t vt_real_lock = PTHREAD_MUTEX_INITIALIZER;
 

@@ -31,10 +31,11 @@ VT_HOT static cudaError_t vt_rt_free_done(struct vt_call *c, cudaError_t r, void
 {
     vt_call_after(c);
     if (!vt_call_nested_seen(c)) {
-        struct vt_alloc taken;
+        struct vt_alloc copy;
+        const struct vt_alloc *taken = NULL;
         uint64_t addr = (uint64_t)(uintptr_t)p;
-        int ours = r == cudaSuccess && vt_call_free_take(addr, VT_KIND_DEVICE, &taken);
-        vt_call_free_done(c, r == cudaSuccess, addr, ours, &taken);
+        int ours = r == cudaSuccess && vt_call_free_take(addr, VT_KIND_DEVICE, &copy, &taken);
+        vt_call_free_done(c, r == cudaSuccess, addr, ours, taken);
     }
     vt_call_runtime_end(c);
     return r;
@@ -105,7 +106,7 @@ VT_HOT static cudaError_t vt_rt_async(enum vt_fn fn, void **p, size_t size, cuda
     vt_table_prefetch(addr, VT_KIND_ASYNC);
     vt_call_capture_after(&c);
     int device = pool ? vt_pool_device((uint64_t)(uintptr_t)pool) : -1;
-    if (r == cudaSuccess && VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
+    if (r == cudaSuccess && VT_UNLIKELY(atomic_load_explicit(&vt_hotdata.graph_captures, memory_order_relaxed)) &&
         vt_graph_captured((CUstream)stream, addr, size, c.stack, device, 0)) {
         /* A node of the graph being captured: live from its launches. */
         vt_count_call(c.api);
@@ -164,7 +165,7 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
     uint64_t addr = (uint64_t)(uintptr_t)p;
     vt_table_prefetch(addr, VT_KIND_ASYNC);
     vt_call_plain_begin(&c, fn);
-    int captured = VT_UNLIKELY(atomic_load_explicit(&vt_graph_captures, memory_order_relaxed)) &&
+    int captured = VT_UNLIKELY(atomic_load_explicit(&vt_hotdata.graph_captures, memory_order_relaxed)) &&
                    vt_graph_captured((CUstream)stream, addr, 0, 0, -1, 1);
     if (!captured)
         vt_call_free_entry(&c, addr, VT_KIND_ASYNC);
@@ -173,7 +174,7 @@ VT_HOT static cudaError_t vt_rt_free_async(enum vt_fn fn, void *p, cudaStream_t 
     vt_rt_async_depth--;
     vt_call_after(&c);
     if (!captured)
-        vt_call_free_done(&c, r == cudaSuccess, addr, c.free_ours, &c.taken);
+        vt_call_free_done(&c, r == cudaSuccess, addr, c.free_ours, c.taken_at);
     else if (r == cudaSuccess)
         vt_count_call(c.api);
     else

@@ -19,6 +19,7 @@
 #include "vt_config.h"
 #include "vt_dumper.h"
 #include "vt_history.h"
+#include "vt_hot.h"
 #include "vt_python.h"
 #include "vt_settings.h"
 #include "vt_table.h"
@@ -27,7 +28,6 @@
  * asked before the first dump (VRAMTRACE_TORCH_HISTORY=dump). SAMPLING: on and off in windows, from the
  * first dump on. */
 enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE, VT_HIST_IDLE, VT_HIST_SAMPLING, VT_HIST_QUEUED };
-atomic_int vt_history_state;
 
 #define VT_HIST_PERIOD_NS 1000000000ull
 #define VT_HIST_RETRY_NS 1000000000ull
@@ -56,7 +56,7 @@ void vt_history_init(void)
     /* The first switch also installs CuPy's memory hook (arm_cupy in vt_bridge.py), so it runs for either. */
     int off = (vt_cfg.torch_history == VT_HISTORY_OFF && !vt_cfg.cupy_blocks) || vt_cfg.bridge_timeout <= 0;
     int later = vt_cfg.torch_history != VT_HISTORY_ALWAYS; /* with it off, for CuPy's hook alone */
-    atomic_store(&vt_history_state, off ? VT_HIST_DONE : later ? VT_HIST_IDLE : VT_HIST_ASK);
+    atomic_store(&vt_hotdata.history_state, off ? VT_HIST_DONE : later ? VT_HIST_IDLE : VT_HIST_ASK);
     snprintf(vt_hist_result, sizeof vt_hist_result, "%s",
              vt_cfg.torch_history == VT_HISTORY_OFF ? "off VRAMTRACE_TORCH_HISTORY=off"
              : off                                  ? "off VRAMTRACE_BRIDGE_TIMEOUT=0"
@@ -81,14 +81,14 @@ void vt_history_text(char *out, size_t len)
 void vt_history_request(void)
 {
     int want = VT_HIST_ASK;
-    if (atomic_compare_exchange_strong(&vt_history_state, &want, VT_HIST_ASKED) && vt_dumper_request_history() < 0)
-        atomic_store(&vt_history_state, VT_HIST_ASK); /* asked again at a later allocation */
+    if (atomic_compare_exchange_strong(&vt_hotdata.history_state, &want, VT_HIST_ASKED) && vt_dumper_request_history() < 0)
+        atomic_store(&vt_hotdata.history_state, VT_HIST_ASK); /* asked again at a later allocation */
 }
 
 void vt_history_dump_seen(void)
 {
     int idle = VT_HIST_IDLE;
-    if (vt_py_running() && atomic_compare_exchange_strong(&vt_history_state, &idle, VT_HIST_ASK))
+    if (vt_py_running() && atomic_compare_exchange_strong(&vt_hotdata.history_state, &idle, VT_HIST_ASK))
         vt_history_request();
 }
 
@@ -121,7 +121,7 @@ static int vt_history_arm(void *arg)
             vt_hist_due_ns = now + VT_HIST_RETRY_NS;
     }
     pthread_mutex_unlock(&vt_hist_mu);
-    atomic_store(&vt_history_state, next);
+    atomic_store(&vt_hotdata.history_state, next);
     if (next == VT_HIST_SAMPLING)
         vt_dumper_request_history(); /* the dumper sleeps with no end in sight: the window's end is due */
     free(r);
@@ -153,7 +153,7 @@ static int vt_history_switch(void *arg)
     }
     pthread_mutex_unlock(&vt_hist_mu);
     if (!done && !again)
-        atomic_store(&vt_history_state, VT_HIST_DONE);
+        atomic_store(&vt_hotdata.history_state, VT_HIST_DONE);
     vt_dumper_request_history(); /* the dumper sleeps until the next switch is due: from now */
     free(r);
     return 0;
@@ -175,7 +175,7 @@ static void vt_history_sample(void)
 
 void vt_history_work(void)
 {
-    int state = atomic_load(&vt_history_state);
+    int state = atomic_load(&vt_hotdata.history_state);
     if (state == VT_HIST_SAMPLING) {
         vt_history_sample();
         return;
@@ -183,22 +183,22 @@ void vt_history_work(void)
     if (state != VT_HIST_ASKED)
         return;
     if (!vt_py_hosted()) {
-        atomic_store(&vt_history_state, VT_HIST_DONE);
+        atomic_store(&vt_hotdata.history_state, VT_HIST_DONE);
         return;
     }
     /* Queued before it is scheduled: the main thread may run it at once, and it decides the next state. */
-    atomic_store(&vt_history_state, VT_HIST_QUEUED);
+    atomic_store(&vt_hotdata.history_state, VT_HIST_QUEUED);
     if (!vt_py_running() || vt_py_pending(vt_history_arm, NULL) != 0) {
         pthread_mutex_lock(&vt_hist_mu);
         vt_hist_due_ns = vt_now_ns() + VT_HIST_RETRY_NS;
         pthread_mutex_unlock(&vt_hist_mu);
-        atomic_store(&vt_history_state, VT_HIST_WAIT);
+        atomic_store(&vt_hotdata.history_state, VT_HIST_WAIT);
     }
 }
 
 int vt_history_wait_ms(void)
 {
-    int state = atomic_load(&vt_history_state);
+    int state = atomic_load(&vt_hotdata.history_state);
     if (state != VT_HIST_WAIT && state != VT_HIST_SAMPLING)
         return -1;
     pthread_mutex_lock(&vt_hist_mu);
@@ -210,7 +210,7 @@ int vt_history_wait_ms(void)
     if (now >= due) {
         /* Due: the next allocation asks again. */
         int want = VT_HIST_WAIT;
-        atomic_compare_exchange_strong(&vt_history_state, &want, VT_HIST_ASK);
+        atomic_compare_exchange_strong(&vt_hotdata.history_state, &want, VT_HIST_ASK);
         return -1;
     }
     return (int)((due - now) / 1000000u) + 1;

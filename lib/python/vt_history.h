@@ -6,13 +6,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-/* Driven from allocations: 0 = ask at the next allocation, anything else = an attempt is under way,
+#include "vt_hot.h"
+
+/* Driven from allocations (vt_hotdata.history_state): 0 = ask at the next allocation, anything else = an attempt is under way,
  * waits for its retry time, samples, or is over. */
-extern atomic_int vt_history_state;
 void vt_history_request(void);
 static inline void vt_history_saw_alloc(void)
 {
-    if (atomic_load_explicit(&vt_history_state, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&vt_hotdata.history_state, memory_order_relaxed) == 0)
         vt_history_request();
 }
 

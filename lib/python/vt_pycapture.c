@@ -52,13 +52,8 @@ static int vt_ph_sleeping; /* the helper waits for vt_ph_work, not polling */
 static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
 
 static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
-static int vt_pc_decided; /* set once vt_pc_decide has run: each capture then reads a flag, no call */
-static int vt_pc_on;
 /* Counted at every allocation of every thread: striped (vt_stripe.h). */
-static struct vt_stripe vt_pc_held[VT_STRIPES], vt_pc_released[VT_STRIPES], vt_pc_missed[VT_STRIPES],
-    vt_pc_native[VT_STRIPES], vt_pc_walked[VT_STRIPES];
-#define VT_PC_COUNT(c) vt_stripe_add(c, 1, __ATOMIC_RELAXED)
-static int vt_pc_walk; /* 1: the walk is trusted; 0: not checked yet; -1: not used */
+#define VT_PC_COUNT(c) vt_tally_add(c, 1)
 static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
 
 void vt_pycapture_init(void)
@@ -76,9 +71,9 @@ static void vt_pc_decide(void)
         vt_say("Python %s: %s; allocations keep native call sites", *v ? v : "of an unknown version", why);
         return;
     }
-    vt_pc_on = 1;
+    vt_hotdata.pc_on = 1;
     const char *no = vt_cfg.py_walk ? vt_pystack_walk_setup() : "VRAMTRACE_PY_WALK=0";
-    vt_pc_walk = no ? -1 : 0;
+    vt_hotdata.pc_walk = no ? -1 : 0;
     if (no && vt_cfg.py_walk)
         vt_say("Python %s: %s; its frames are read through the interpreter, with the GIL", v, no);
 }
@@ -86,18 +81,18 @@ static void vt_pc_decide(void)
 static void vt_pc_decide_once(void)
 {
     vt_pc_decide();
-    __atomic_store_n(&vt_pc_decided, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt_hotdata.pc_decided, 1, __ATOMIC_RELEASE);
 }
 
 static inline void vt_pc_ready(void)
 {
-    if (VT_UNLIKELY(!__atomic_load_n(&vt_pc_decided, __ATOMIC_ACQUIRE)))
+    if (VT_UNLIKELY(!__atomic_load_n(&vt_hotdata.pc_decided, __ATOMIC_ACQUIRE)))
         pthread_once(&vt_pc_once, vt_pc_decide_once);
 }
 
 static void vt_pc_walk_off(const char *why)
 {
-    int was = __atomic_exchange_n(&vt_pc_walk, -1, __ATOMIC_ACQ_REL);
+    int was = __atomic_exchange_n(&vt_hotdata.pc_walk, -1, __ATOMIC_ACQ_REL);
     if (was != -1)
         vt_say("Python %s: %s; its frames are read through the interpreter from now on, with the GIL",
                vt_py_version(), why);
@@ -106,7 +101,7 @@ static void vt_pc_walk_off(const char *why)
 /* With the GIL held, for a thread (tstate) that runs no Python meanwhile. */
 static __attribute__((noinline, cold)) uint32_t vt_pc_read_held(void *ts)
 {
-    if (__atomic_load_n(&vt_pc_walk, __ATOMIC_ACQUIRE) != 0)
+    if (__atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) != 0)
         return vt_pystack_read(ts);
     uint32_t id;
     const char *why = vt_pystack_check(ts, &id);
@@ -115,8 +110,8 @@ static __attribute__((noinline, cold)) uint32_t vt_pc_read_held(void *ts)
         return vt_pystack_read(ts);
     }
     int unchecked = 0;
-    __atomic_compare_exchange_n(&vt_pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    VT_PC_COUNT(vt_pc_walked);
+    __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    VT_PC_COUNT(VT_TALLY_PY_WALKED);
     return id;
 }
 
@@ -207,7 +202,7 @@ static __attribute__((noinline, cold)) uint32_t vt_pc_ask_helper(void *ts)
     }
     if (vt_ph_started < 0 || vt_ph_stalled) {
         pthread_mutex_unlock(&vt_ph_mu);
-        VT_PC_COUNT(vt_pc_missed);
+        VT_PC_COUNT(VT_TALLY_PY_MISSED);
         return 0;
     }
     j.next = vt_ph_queue;
@@ -231,18 +226,18 @@ static __attribute__((noinline, cold)) uint32_t vt_pc_ask_helper(void *ts)
             __atomic_store_n(&vt_ph_pending, vt_ph_queue != NULL, __ATOMIC_RELAXED);
             vt_ph_stalled = 1;
             pthread_mutex_unlock(&vt_ph_mu);
-            VT_PC_COUNT(vt_pc_missed);
+            VT_PC_COUNT(VT_TALLY_PY_MISSED);
             return 0;
         }
     }
     pthread_mutex_unlock(&vt_ph_mu);
-    VT_PC_COUNT(vt_pc_released);
+    VT_PC_COUNT(VT_TALLY_PY_RELEASED);
     return j.result;
 }
 
 VT_HOT void vt_pycapture_prefetch(void)
 {
-    if (vt_pc_on && !vt_pc_busy && __atomic_load_n(&vt_pc_walk, __ATOMIC_RELAXED) == 1)
+    if (vt_hotdata.pc_on && !vt_pc_busy && __atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_RELAXED) == 1)
         vt_pystack_prefetch();
 }
 
@@ -250,19 +245,19 @@ VT_HOT uint32_t vt_pycapture(void)
 {
     vt_pc_ready();
     /* busy: something the interpreter did for us allocated CUDA memory on this thread. */
-    if (!vt_pc_on || vt_pc_busy)
+    if (!vt_hotdata.pc_on || vt_pc_busy)
         return 0;
     int holds, native;
     void *ts = vt_py_thread_state(&holds, &native);
     if (!ts) {
         if (native)
-            VT_PC_COUNT(vt_pc_native);
+            VT_PC_COUNT(VT_TALLY_PY_NATIVE);
         return 0;
     }
     vt_pc_busy = 1;
     uint32_t id = 0;
     int walked = 0;
-    if (__atomic_load_n(&vt_pc_walk, __ATOMIC_ACQUIRE) == 1) {
+    if (__atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) == 1) {
         int failed;
         id = vt_pystack_walk(ts, &failed);
         walked = !failed;
@@ -270,15 +265,15 @@ VT_HOT uint32_t vt_pycapture(void)
             vt_pc_walk_off("a frame in memory was not as vramtrace expects");
     }
     if (walked) {
-        VT_PC_COUNT(vt_pc_walked);
-        VT_PC_COUNT(holds ? vt_pc_held : vt_pc_released);
+        VT_PC_COUNT(VT_TALLY_PY_WALKED);
+        VT_PC_COUNT(holds ? VT_TALLY_PY_HELD : VT_TALLY_PY_RELEASED);
     } else if (holds) {
         id = vt_pc_read_held(ts);
-        VT_PC_COUNT(vt_pc_held);
+        VT_PC_COUNT(VT_TALLY_PY_HELD);
     } else if (vt_cfg.py_wait > 0) {
         id = vt_pc_ask_helper(ts);
     } else {
-        VT_PC_COUNT(vt_pc_missed);
+        VT_PC_COUNT(VT_TALLY_PY_MISSED);
     }
     vt_pc_busy = 0;
     return id;
@@ -292,18 +287,18 @@ void vt_pycapture_write(struct vt_out *f)
     vt_pc_ready();
     uintptr_t lo, hi;
     vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
-    const char *state = vt_pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
+    const char *state = vt_hotdata.pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
     vt_outf(f, VT_REC_INTERPRETER " %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
-    static const struct { const char *name; const struct vt_stripe *v; } counters[] = {
-        {VT_CTR_PY_HELD, vt_pc_held},
-        {VT_CTR_PY_RELEASED, vt_pc_released},
-        {VT_CTR_PY_MISSED, vt_pc_missed},
-        {VT_CTR_PY_NATIVE, vt_pc_native},
-        {VT_CTR_PY_WALKED, vt_pc_walked},
+    static const struct { const char *name; enum vt_tally v; } counters[] = {
+        {VT_CTR_PY_HELD, VT_TALLY_PY_HELD},
+        {VT_CTR_PY_RELEASED, VT_TALLY_PY_RELEASED},
+        {VT_CTR_PY_MISSED, VT_TALLY_PY_MISSED},
+        {VT_CTR_PY_NATIVE, VT_TALLY_PY_NATIVE},
+        {VT_CTR_PY_WALKED, VT_TALLY_PY_WALKED},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, VT_REC_COUNTER " %s %llu\n", counters[i].name,
-                (unsigned long long)vt_stripe_sum(counters[i].v, __ATOMIC_RELAXED));
+                (unsigned long long)vt_tally_sum(counters[i].v));
     uint64_t frames, code_reads, lookups;
     vt_pystack_counters(&frames, &code_reads, &lookups);
     vt_outf(f,
@@ -328,11 +323,11 @@ void vt_pycapture_atfork_child(void)
     vt_ph_pending = 0;
     vt_ph_sleeping = 0;
     vt_ph_ts = NULL;
-    memset(vt_pc_held, 0, sizeof vt_pc_held);
-    memset(vt_pc_released, 0, sizeof vt_pc_released);
-    memset(vt_pc_missed, 0, sizeof vt_pc_missed);
-    memset(vt_pc_native, 0, sizeof vt_pc_native);
-    memset(vt_pc_walked, 0, sizeof vt_pc_walked);
+    vt_tally_clear(VT_TALLY_PY_HELD);
+    vt_tally_clear(VT_TALLY_PY_RELEASED);
+    vt_tally_clear(VT_TALLY_PY_MISSED);
+    vt_tally_clear(VT_TALLY_PY_NATIVE);
+    vt_tally_clear(VT_TALLY_PY_WALKED);
     vt_pc_busy = 0;
     vt_py_atfork_child();
 }

@@ -64,14 +64,11 @@ static uint32_t vt_nframes;
 static struct vt_pystk *vt_stacks_list;
 static uint32_t vt_nstacks;
 
-static const struct vt_pylayout *vt_layout; /* set once the walk may be used */
 /* Code objects destroyed since the interpreter's code watcher was ours (3.12+): a walk's memo of code
  * objects (vt_pywalk.h) holds while this does not move. */
-static uint64_t vt_code_gen;
-static int vt_code_watched;
 static struct vt_pytypes vt_types;
 /* What the walks did (vt_pystack_counters). */
-static struct vt_stripe vt_pys_frames[VT_STRIPES], vt_pys_code_reads[VT_STRIPES], vt_pys_lookups[VT_STRIPES];
+static struct vt_stripe vt_pys_lookups[VT_STRIPES];
 /* Tests only (VRAMTRACE_FAKE_PYWALK): "mismatch" makes the check disagree, "corrupt" makes the third
  * walk find memory not as expected, so that both ways back to the interpreter's API are exercised. */
 static int vt_fault_mismatch, vt_fault_corrupt, vt_walks;
@@ -93,7 +90,7 @@ const char *vt_pystack_walk_setup(void)
     vt_fault_corrupt = fault && !strcmp(fault, "corrupt");
     if (!why) {
         vt_types = t;
-        vt_layout = l;
+        vt_hotdata.layout = l;
     }
     return why;
 }
@@ -156,12 +153,12 @@ static const struct vt_pycode *vt_pycode_get(const uintptr_t key[2], int (*names
 
 static int vt_walk_names(uintptr_t code, char **file, char **func)
 {
-    return vt_pywalk_names(vt_layout, &vt_types, code, file, func, 0);
+    return vt_pywalk_names(vt_hotdata.layout, &vt_types, code, file, func, 0);
 }
 
 static int vt_walk_names_careful(uintptr_t code, char **file, char **func)
 {
-    return vt_pywalk_names(vt_layout, &vt_types, code, file, func, 1);
+    return vt_pywalk_names(vt_hotdata.layout, &vt_types, code, file, func, 1);
 }
 
 /* Under vt_pys_lock: the frame (code, line), added when new. */
@@ -295,7 +292,7 @@ static uint32_t vt_walk_add(const uintptr_t *key, int n, uint64_t h, int careful
     int lines[VT_PY_DEPTH_MAX];
     for (int i = 0; i < n; i++) {
         uintptr_t ck[2] = {VT_PYWALK_CODE(key, i), VT_PYWALK_PRINT(key, i)};
-        lines[i] = vt_pywalk_line(vt_layout, &vt_types, key, i, careful);
+        lines[i] = vt_pywalk_line(vt_hotdata.layout, &vt_types, key, i, careful);
         if (!(codes[i] = vt_pycode_get(ck, careful ? vt_walk_names_careful : vt_walk_names)))
             return 0;
     }
@@ -307,7 +304,7 @@ static int vt_code_event(int event, void *code)
 {
     (void)code;
     if (event == 1) /* PY_CODE_EVENT_DESTROY */
-        __atomic_add_fetch(&vt_code_gen, 1, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&vt_hotdata.code_gen, 1, __ATOMIC_RELEASE);
     return 0;
 }
 
@@ -321,7 +318,7 @@ static __attribute__((noinline, cold)) void vt_memo_clear(struct vt_pycode_memos
 
 VT_HOT void vt_pystack_prefetch(void)
 {
-    const struct vt_pylayout *l = __atomic_load_n(&vt_layout, __ATOMIC_RELAXED);
+    const struct vt_pylayout *l = __atomic_load_n(&vt_hotdata.layout, __ATOMIC_RELAXED);
     if (l)
         vt_tcache_prefetch(l->frame_owner);
 }
@@ -335,19 +332,19 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
     /* The common case first (the compiler lays its blocks out in a line): a thread with its cache, an
      * interpreter whose code objects are watched, a walk that found frames, a stack met before. */
     int cached = VT_LIKELY(vt_tcache_walk(&memo, &cleared) == 0);
-    if (VT_LIKELY(cached && __atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE))) {
-        memo.gen = __atomic_load_n(&vt_code_gen, __ATOMIC_ACQUIRE);
+    if (VT_LIKELY(cached && __atomic_load_n(&vt_hotdata.code_watched, __ATOMIC_ACQUIRE))) {
+        memo.gen = __atomic_load_n(&vt_hotdata.code_gen, __ATOMIC_ACQUIRE);
         /* Slots keep 16 bits of the count they were written at (vt_pywalk.h). */
         if (VT_UNLIKELY(memo.gen - *cleared >= 1u << 15))
             vt_memo_clear(&memo, cleared);
     } else {
         memo.slot = NULL;
     }
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, cached ? &memo : NULL);
+    int n = vt_pywalk(vt_hotdata.layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, cached ? &memo : NULL);
     if (VT_LIKELY(n > 0)) {
-        vt_stripe_add(vt_pys_frames, (uint64_t)n, __ATOMIC_RELAXED);
+        vt_tally_add(VT_TALLY_PY_FRAMES, (uint64_t)n);
         if (VT_UNLIKELY(!memo.slot || memo.reads))
-            vt_stripe_add(vt_pys_code_reads, memo.slot ? memo.reads : (uint64_t)n, __ATOMIC_RELAXED);
+            vt_tally_add(VT_TALLY_PY_CODE_READS, memo.slot ? memo.reads : (uint64_t)n);
     }
     if (VT_UNLIKELY(vt_fault_corrupt) && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
         n = -1;
@@ -366,7 +363,7 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
     /* Not trusted yet: every read of this walk goes through the kernel, which cannot crash. */
     if (!vt_pywalk_can_check())
         return "no pipe could be opened, through which vramtrace checks its frame walk safely";
-    int n = vt_pywalk(vt_layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h, 1, NULL);
+    int n = vt_pywalk(vt_hotdata.layout, &vt_types, tstate, walked, vt_cfg.py_depth, &h, 1, NULL);
     int m = vt_py_frames(tstate, api, vt_cfg.py_depth);
     if (n < 0)
         return "the frames in memory are not laid out as vramtrace expects";
@@ -377,7 +374,7 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
             return "the frames in memory are not the ones the interpreter reports";
     /* The code objects are the interpreter's own: now their names and lines can be read. */
     for (int i = 0; i < n; i++) {
-        int line = vt_pywalk_line(vt_layout, &vt_types, walked, i, 1);
+        int line = vt_pywalk_line(vt_hotdata.layout, &vt_types, walked, i, 1);
         if ((uintptr_t)(line > 0 ? line : 0) != api[2 * i + 1])
             return "the lines vramtrace reads are not the ones the interpreter reports";
     }
@@ -385,15 +382,15 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
         *id = vt_walk_add(walked, n, h, 1);
     /* Trusted from now on: with the GIL held here, the code watcher that lets walks remember code
      * objects (3.12+; none: every walk reads them). */
-    if (!__atomic_load_n(&vt_code_watched, __ATOMIC_ACQUIRE) && vt_py_watch_code(vt_code_event) >= 0)
-        __atomic_store_n(&vt_code_watched, 1, __ATOMIC_RELEASE);
+    if (!__atomic_load_n(&vt_hotdata.code_watched, __ATOMIC_ACQUIRE) && vt_py_watch_code(vt_code_event) >= 0)
+        __atomic_store_n(&vt_hotdata.code_watched, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
 void vt_pystack_counters(uint64_t *frames, uint64_t *code_reads, uint64_t *lookups)
 {
-    *frames = vt_stripe_sum(vt_pys_frames, __ATOMIC_RELAXED);
-    *code_reads = vt_stripe_sum(vt_pys_code_reads, __ATOMIC_RELAXED);
+    *frames = vt_tally_sum(VT_TALLY_PY_FRAMES);
+    *code_reads = vt_tally_sum(VT_TALLY_PY_CODE_READS);
     *lookups = vt_stripe_sum(vt_pys_lookups, __ATOMIC_RELAXED);
 }
 
@@ -461,7 +458,7 @@ void vt_pystack_atfork_child(void)
 {
     /* The child's code objects are the parent's, and so are our references to them. */
     vt_pys_unlock_all();
-    memset(vt_pys_frames, 0, sizeof vt_pys_frames);
-    memset(vt_pys_code_reads, 0, sizeof vt_pys_code_reads);
+    vt_tally_clear(VT_TALLY_PY_FRAMES);
+    vt_tally_clear(VT_TALLY_PY_CODE_READS);
     memset(vt_pys_lookups, 0, sizeof vt_pys_lookups);
 }

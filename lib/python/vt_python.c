@@ -307,7 +307,6 @@ const char *vt_py_walkable(const struct vt_pylayout **layout, struct vt_pytypes 
  * answer before it is trusted. */
 #define VT_TS_INTERP_AT (2 * sizeof(void *))
 static void *vt_main_interp;
-static int vt_interp_direct = -1; /* -1: not checked yet, 0: ask the interpreter, 1: read straight */
 
 static __attribute__((noinline, cold)) int vt_py_in_main_asked(void *ts, int direct)
 {
@@ -317,9 +316,9 @@ static __attribute__((noinline, cold)) int vt_py_in_main_asked(void *ts, int dir
         memcpy(&field, (const char *)ts + VT_TS_INTERP_AT, sizeof field);
         if (vt_py_minor >= 11 && field == interp) {
             vt_main_interp = main_interp;
-            __atomic_store_n(&vt_interp_direct, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&vt_hotdata.interp_direct, 1, __ATOMIC_RELEASE);
         } else {
-            __atomic_store_n(&vt_interp_direct, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&vt_hotdata.interp_direct, 0, __ATOMIC_RELEASE);
         }
     }
     return interp == main_interp;
@@ -327,7 +326,7 @@ static __attribute__((noinline, cold)) int vt_py_in_main_asked(void *ts, int dir
 
 static inline int vt_py_in_main(void *ts)
 {
-    int direct = __atomic_load_n(&vt_interp_direct, __ATOMIC_ACQUIRE);
+    int direct = __atomic_load_n(&vt_hotdata.interp_direct, __ATOMIC_ACQUIRE);
     if (VT_UNLIKELY(direct != 1))
         return vt_py_in_main_asked(ts, direct);
     void *field;
@@ -343,8 +342,6 @@ static inline int vt_py_in_main(void *ts)
  * (vt_pylayout.h), asked of pthread_getspecific as the interpreter would. The check runs on the first
  * thread with a thread state while the interpreter runs: each value read must be what the interpreter's
  * own calls answer, else they are asked for good. x86-64 only: the deeper offsets were measured there. */
-static int vt_rt_direct = -1; /* -1: not checked yet, 0: ask the interpreter, 1: read straight */
-static const int *vt_rt_initialized;
 static void *const *vt_rt_finalizing;
 /* The key is read each time, not kept: an embedding program that finalizes and starts the interpreter
  * again gets a new key, and the old one may by then be another library's. */
@@ -373,25 +370,25 @@ static void vt_rt_check(void)
         direct = initialized == 1 && !finalizing && tss.ready == 1 && vt_py.is_initialized() &&
                  !vt_py.is_finalizing() && pthread_getspecific((pthread_key_t)tss.key) == mine;
         if (direct) {
-            vt_rt_initialized = (const int *)(rt + l->rt_initialized);
+            vt_hotdata.rt_initialized = (const int *)(rt + l->rt_initialized);
             vt_rt_finalizing = (void *const *)(rt + l->rt_finalizing);
             vt_rt_tss = (const struct vt_rt_tss *)(rt + l->rt_tss_key - offsetof(struct vt_rt_tss, key));
         }
     }
 #endif
-    __atomic_store_n(&vt_rt_direct, direct, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt_hotdata.rt_direct, direct, __ATOMIC_RELEASE);
 }
 
 int vt_py_state_read(void)
 {
-    return __atomic_load_n(&vt_rt_direct, __ATOMIC_ACQUIRE) == 1;
+    return __atomic_load_n(&vt_hotdata.rt_direct, __ATOMIC_ACQUIRE) == 1;
 }
 
 void vt_py_atfork_child(void)
 {
     /* The child's interpreter deletes the GIL state's key and makes it again (PyOS_AfterFork_Child,
      * after this runs): checked again at the child's first allocation. */
-    __atomic_store_n(&vt_rt_direct, -1, __ATOMIC_RELEASE);
+    __atomic_store_n(&vt_hotdata.rt_direct, -1, __ATOMIC_RELEASE);
 }
 
 /* The interpreter's answers, asked: until the check has decided, and for good when it did not hold. */
@@ -415,11 +412,11 @@ static __attribute__((noinline, cold)) void *vt_py_state_asked(int *holds_gil, i
 
 VT_HOT void *vt_py_thread_state(int *holds_gil, int *native)
 {
-    int direct = __atomic_load_n(&vt_rt_direct, __ATOMIC_ACQUIRE);
+    int direct = __atomic_load_n(&vt_hotdata.rt_direct, __ATOMIC_ACQUIRE);
     if (VT_UNLIKELY(direct != 1))
         return vt_py_state_asked(holds_gil, native, direct);
     *holds_gil = *native = 0;
-    if (VT_UNLIKELY(!__atomic_load_n(vt_rt_initialized, __ATOMIC_RELAXED) ||
+    if (VT_UNLIKELY(!__atomic_load_n(vt_hotdata.rt_initialized, __ATOMIC_RELAXED) ||
                     __atomic_load_n(vt_rt_finalizing, __ATOMIC_ACQUIRE) ||
                     !__atomic_load_n(&vt_rt_tss->ready, __ATOMIC_ACQUIRE)))
         return NULL;

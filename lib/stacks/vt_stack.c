@@ -53,9 +53,7 @@ static void vt_shards_init(void)
     for (int i = 0; i < VT_STACK_SHARDS; i++)
         pthread_mutex_init(&vt_shards[i].lock, NULL);
 }
-static uintptr_t vt_self_lo, vt_self_hi;
 static struct vt_stripe vt_unwinding[VT_STRIPES]; /* threads inside unw_backtrace */
-static struct vt_stripe vt_reused[VT_STRIPES];    /* captures that took native frames unwound before */
 static atomic_int vt_forking;                      /* a fork is under way: no new unwinds */
 
 static uint64_t vt_key_hash(const uintptr_t *key, uint32_t n)
@@ -70,7 +68,7 @@ static uint64_t vt_key_hash(const uintptr_t *key, uint32_t n)
 
 void vt_stack_init(void)
 {
-    vt_modules_code_range((const void *)&vt_stack_init, &vt_self_lo, &vt_self_hi);
+    vt_modules_code_range((const void *)&vt_stack_init, &vt_hotdata.self_lo, &vt_hotdata.self_hi);
     pthread_once(&vt_shards_once, vt_shards_init);
 }
 
@@ -142,7 +140,7 @@ VT_HOT __attribute__((noinline)) static uintptr_t vt_program_caller(void)
     void *const *fp = __builtin_frame_address(0);
     for (int i = 0; fp && i <= VT_OWN_FRAMES; i++) {
         uintptr_t ret = (uintptr_t)fp[1];
-        if (ret < vt_self_lo || ret >= vt_self_hi)
+        if (ret < vt_hotdata.self_lo || ret >= vt_hotdata.self_hi)
             return ret;
         fp = (void *const *)fp[0];
     }
@@ -186,7 +184,7 @@ static int vt_own_seen = 4;
 static int vt_own_count(void *const *raw, int got)
 {
     int skip = 0;
-    while (skip < got && (uintptr_t)raw[skip] >= vt_self_lo && (uintptr_t)raw[skip] < vt_self_hi)
+    while (skip < got && (uintptr_t)raw[skip] >= vt_hotdata.self_lo && (uintptr_t)raw[skip] < vt_hotdata.self_hi)
         skip++;
     return skip;
 }
@@ -201,7 +199,7 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
     struct vt_tcache_pair *rc = caller ? vt_tcache_pair(vt_pair_hash(py, caller), caller, py) : NULL;
     const struct vt_stack *last = rc && rc->caller == caller && rc->py == py ? rc->item : NULL;
     if (last && rc->checks >= VT_REUSE_TRUST && !vt_reuse_checks()) {
-        vt_stripe_add(vt_reused, 1, __ATOMIC_RELAXED);
+        vt_tally_add(VT_TALLY_REUSED, 1); /* captures that took native frames unwound before */
         if (timed)
             vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
         return rc->id;
@@ -299,7 +297,7 @@ VT_HOT void vt_stack_prefetch(void)
 
 uint64_t vt_stack_reused(void)
 {
-    return vt_stripe_sum(vt_reused, __ATOMIC_RELAXED);
+    return vt_tally_sum(VT_TALLY_REUSED);
 }
 
 const struct vt_stack *vt_stack_all(uint32_t *count)
@@ -341,9 +339,8 @@ void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
     vt_stack_unlock_all();
-    for (int i = 0; i < VT_STRIPES; i++) {
+    for (int i = 0; i < VT_STRIPES; i++)
         __atomic_store_n(&vt_unwinding[i].v, 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&vt_reused[i].v, 0, __ATOMIC_RELAXED);
-    }
+    vt_tally_clear(VT_TALLY_REUSED);
     atomic_store(&vt_forking, 0);
 }

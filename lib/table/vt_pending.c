@@ -200,22 +200,20 @@ VT_HOT int vt_pending_add(const struct vt_alloc *a)
     return 1;
 }
 
-VT_HOT int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out)
+VT_HOT const struct vt_alloc *vt_pending_take(uint64_t addr, uint8_t space)
 {
     struct vt_pend *p = vt_pend_me;
     /* Only its owner adds to a batch: empty now, it stays so until this thread adds. */
     if (!p || !__atomic_load_n(&p->n, __ATOMIC_RELAXED))
-        return 0;
-    int found = 0;
+        return NULL;
+    const struct vt_alloc *found = NULL;
     vt_pend_lock(p);
     int i = p->n ? vt_pend_find(p, vt_pend_key_of(addr, space)) : -1;
     if (i >= 0) {
         uint32_t at = p->slot[i].at - 1;
         p->flags[at] = VT_PEND_FREED;
         p->slot[i].at = VT_PEND_TOMB;
-        if (out)
-            *out = p->e[at];
-        found = 1;
+        found = &p->e[at];
     }
     vt_pend_unlock(p);
     return found;

@@ -28,9 +28,11 @@ int vt_pending_add(const struct vt_alloc *a);
 void vt_pending_prefetch(void);
 /* The lines a vt_pending_take of (addr, space) reads first, asked for together without waiting. */
 void vt_pending_prefetch_take(uint64_t addr, uint8_t space);
-/* A free: takes (addr, space) out of the calling thread's own batch. 1 when it was there (copied to out
- * when out is not NULL); its allocation and free are counted when the batch is folded. */
-int vt_pending_take(uint64_t addr, uint8_t space, struct vt_alloc *out);
+/* A free: takes (addr, space) out of the calling thread's own batch. Its entry where it lies there, or NULL
+ * when it was not there; its allocation and free are counted when the batch is folded. The entry stays as
+ * it is until the thread's next vt_pending_add (only the owner writes a batch's entries; a fold by another
+ * thread reads them), so a free reads it only if the real free fails, not copied at every free. */
+const struct vt_alloc *vt_pending_take(uint64_t addr, uint8_t space);
 /* Folds every thread's batch into the table; the number of entries folded. longest (may be NULL) gets
  * the longest a batch's lock was held for it: what its thread may have waited. */
 size_t vt_pending_fold_all(uint64_t *longest) __attribute__((cold));

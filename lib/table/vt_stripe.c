@@ -6,6 +6,7 @@
 
 #include "vt_stripe.h"
 
+struct vt_tally_line vt_tally_lines[VT_STRIPES];
 __thread unsigned vt_stripe_me __attribute__((tls_model("initial-exec")));
 __thread int vt_stripe_solo __attribute__((tls_model("initial-exec")));
 static unsigned vt_stripe_next;

@@ -61,6 +61,41 @@ static inline uint64_t vt_stripe_sum(const struct vt_stripe *s, int order)
     return sum;
 }
 
+/* The counters a Python thread's every allocation changes, eight to a stripe's line, so that a capture
+ * writes one line of counters, not four (a struct vt_stripe each, as the rest have: docs/performance.md,
+ * 2026-12-06 third). Each module owns its names. */
+enum vt_tally {
+    VT_TALLY_PY_HELD, VT_TALLY_PY_RELEASED, VT_TALLY_PY_MISSED, VT_TALLY_PY_NATIVE, VT_TALLY_PY_WALKED, /* vt_pycapture.c */
+    VT_TALLY_PY_FRAMES, VT_TALLY_PY_CODE_READS, /* vt_pystack.c */
+    VT_TALLY_REUSED, /* vt_stack.c */
+    VT_TALLIES
+};
+struct vt_tally_line {
+    uint64_t v[8];
+} __attribute__((aligned(64)));
+_Static_assert(VT_TALLIES <= 8, "the tallies fill one line");
+extern struct vt_tally_line vt_tally_lines[VT_STRIPES];
+
+static inline void vt_tally_add(enum vt_tally t, uint64_t d)
+{
+    vt_stripe_bump(&vt_tally_lines[vt_stripe_index()].v[t], d);
+}
+
+static inline uint64_t vt_tally_sum(enum vt_tally t)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < VT_STRIPES; i++)
+        sum += __atomic_load_n(&vt_tally_lines[i].v[t], __ATOMIC_RELAXED);
+    return sum;
+}
+
+/* In a fork's child: the counter starts again from zero. */
+static inline void vt_tally_clear(enum vt_tally t)
+{
+    for (int i = 0; i < VT_STRIPES; i++)
+        __atomic_store_n(&vt_tally_lines[i].v[t], 0, __ATOMIC_RELAXED);
+}
+
 /* Fork: no pick under way in the child, and the stripes of threads that did not follow are free. */
 void vt_stripe_atfork_prepare(void);
 void vt_stripe_atfork_parent(void);

@@ -62,6 +62,7 @@ static uint64_t vt_seq;
 static struct {
     uint64_t calls[VT_FN_COUNT], failed[VT_FN_COUNT];
 } __attribute__((aligned(64))) vt_call_stripes[VT_STRIPES]; /* vt_stripe.h */
+_Static_assert(VT_FN_PAIRS_SAME_LINE(sizeof(uint64_t)), "a stream-ordered allocation's call counter and its free's share a line");
 static uint64_t vt_unknown_frees, vt_dropped;
 
 /* A snapshot under way (vt_table_snapshot): entries taken out since it began that it must still see
@@ -477,17 +478,29 @@ VT_HOT void vt_table_prefetch(uint64_t addr, enum vt_kind kind_space)
     vt_pending_prefetch_take(addr, vt_space_of(kind_space));
 }
 
-VT_HOT int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
+VT_HOT int vt_table_take(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *copy, const struct vt_alloc **taken)
 {
     uint8_t space = vt_space_of(kind_space);
     /* The thread's own batch first: what it allocated lately. */
-    if (vt_pending_take(addr, space, out))
+    if ((*taken = vt_pending_take(addr, space)))
         return 1;
-    if (vt_remove_any(addr, space, out))
+    *taken = copy;
+    if (vt_remove_any(addr, space, copy))
         return 1;
     /* Another thread's batch may hold it (memory handed to this thread): every batch enters the table,
      * and one more look. */
-    return vt_pending_fold_all(NULL) && vt_remove_any(addr, space, out);
+    return vt_pending_fold_all(NULL) && vt_remove_any(addr, space, copy);
+}
+
+int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out)
+{
+    struct vt_alloc copy;
+    const struct vt_alloc *taken;
+    if (!vt_table_take(addr, kind_space, &copy, &taken))
+        return 0;
+    if (out)
+        *out = *taken;
+    return 1;
 }
 
 void vt_table_restore(const struct vt_alloc *a)

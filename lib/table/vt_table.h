@@ -136,6 +136,11 @@ int vt_table_set_owner(uint64_t addr, uint64_t owner, int sweep);
  * and uncounts the free when the real free failed. */
 void vt_table_add(struct vt_alloc *a);
 int vt_table_remove(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *out);
+/* remove for a free that may have to restore the entry: *taken is where the entry is to be read then,
+ * either copy (taken out of the table, whose slot is reused at once) or its place in the calling thread's
+ * own batch, left as it is until the thread allocates again (vt_pending_take): a free reads the entry
+ * only when the real free fails. */
+int vt_table_take(uint64_t addr, enum vt_kind kind_space, struct vt_alloc *copy, const struct vt_alloc **taken);
 /* The first lines a vt_table_remove of addr, or a vt_table_add of it, will read (in the calling thread's
  * batch), asked for at once without waiting: the hook's other work before it then covers the wait. */
 void vt_table_prefetch(uint64_t addr, enum vt_kind kind_space);
