@@ -113,31 +113,39 @@ VT_INLINE int vt_is(struct vt_rd *rd, const void *o, const void *type)
     return t == type;
 }
 
-/* One multiply a word: the hash only picks a shard and a bucket, and keys are compared whole. */
-static uint64_t vt_mix(uint64_t h, uint64_t v)
+/* The hash only picks a shard and a bucket, and keys are compared whole. A frame's two words become one
+ * by multiplies that do not wait on the frames before it, so the chain from frame to frame is a rotate
+ * and an xor: with two multiplies a frame on it, that chain was longer than the walk's loads. */
+static inline uint64_t vt_frame_word(uint64_t code, uint64_t where)
 {
-    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 32);
+    return (code ^ (where * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
+}
+
+static inline uint64_t vt_step(uint64_t h, uint64_t v)
+{
+    return ((h << 23) | (h >> 41)) ^ v;
 }
 
 static uint64_t vt_final(uint64_t h)
 {
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
     return h ^ (h >> 33);
 }
 
-/* A key's hash: every word through vt_mix, then its length; vt_walk makes the same as it reads. */
+/* A key's hash: every frame through vt_step, then its length; the walks make the same as they read. */
 static uint64_t vt_hash_end(uint64_t h, int n)
 {
-    return vt_final(vt_mix(0, (uint64_t)n) ^ h);
+    return vt_final(h ^ vt_frame_word((uint64_t)n, 0));
 }
 
 uint64_t vt_pywalk_hash(const uintptr_t *key, int n)
 {
     uint64_t h = 0;
-    for (int i = 0; i < 2 * n; i++)
-        h = vt_mix(h, key[i]);
+    for (int i = 0; i < n; i++)
+        h = vt_step(h, vt_frame_word(key[2 * i], key[2 * i + 1]));
     return vt_hash_end(h, n);
 }
 
@@ -368,7 +376,7 @@ VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struc
             m->trail[n] = (struct vt_pywalk_step){f, known};
         key[2 * n] = (uintptr_t)code;
         key[2 * n + 1] = (uintptr_t)(uint32_t)addr | ((uintptr_t)print << 32);
-        h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
+        h = vt_step(h, vt_frame_word(key[2 * n], key[2 * n + 1]));
         n++;
     }
     if (m && m->trail) {
@@ -463,7 +471,7 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
             trail[n] = (struct vt_pywalk_step){f, known};
         key[2 * n] = (uintptr_t)code;
         key[2 * n + 1] = (uintptr_t)(uint32_t)(int)(instr - first) | ((uintptr_t)known.print << 32);
-        h = vt_mix(vt_mix(h, key[2 * n]), key[2 * n + 1]);
+        h = vt_step(h, vt_frame_word(key[2 * n], key[2 * n + 1]));
         n++;
     }
     if (trail) {
