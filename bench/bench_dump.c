@@ -3,12 +3,16 @@
  * up meanwhile (its worst pair during the dump against its worst pair before). Run under the library;
  * prints the figures and the dump's path. With MORE (a fourth argument), MORE dumps follow, each after
  * LIVE / 100 more allocations at one site (a leak, for `vramtrace trend` over a series): their paths on
- * one line, "series PATH...". */
+ * one line, "series PATH...". The churning thread's context switches during the dump tell a wait from a
+ * preemption: a wait on a lock of the library's is a voluntary switch, a thread the scheduler put aside for
+ * another is an involuntary one (on a small machine the dump is one more busy thread, and the kernel's
+ * writeback of the file more). */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -41,6 +45,7 @@ static void walk(int id, int level, int slot)
 
 static volatile int phase; /* 0 before, 1 during the dump, 2 done */
 static double worst[2];
+static long waited, preempted, slow; /* during the dump: voluntary and involuntary switches; pairs over 2 ms */
 
 static void *churn(void *arg)
 {
@@ -48,15 +53,28 @@ static void *churn(void *arg)
     CUcontext c;
     cuDevicePrimaryCtxRetain(&c, 0);
     cuCtxSetCurrent(c);
+    struct rusage at_start = {0}, at_end;
+    int seen = 0;
     while (phase < 2) {
         CUdeviceptr p;
         int ph = phase;
+        if (ph == 1 && !seen) {
+            getrusage(RUSAGE_THREAD, &at_start);
+            seen = 1;
+        }
         double t = now();
         if (cuMemAlloc(&p, 256) || cuMemFree(p))
             exit(1);
         t = now() - t;
         if (ph < 2 && t > worst[ph])
             worst[ph] = t;
+        if (ph == 1 && t > 2e-3)
+            slow++;
+    }
+    getrusage(RUSAGE_THREAD, &at_end);
+    if (seen) {
+        waited = at_end.ru_nvcsw - at_start.ru_nvcsw;
+        preempted = at_end.ru_nivcsw - at_start.ru_nivcsw;
     }
     return NULL;
 }
@@ -108,7 +126,8 @@ int main(int argc, char **argv)
     if (f)
         fclose(f);
     printf("dump_ms %.1f size_mib %.1f longest_lock_hold_us %.1f worst_pair_before_us %.1f worst_pair_during_us %.1f "
-           "path %s\n", dt * 1e3, st.st_size / 1048576.0, hold / 1e3, worst[0] * 1e6, worst[1] * 1e6, path);
+           "pairs_over_2ms %ld waits %ld preemptions %ld path %s\n",
+           dt * 1e3, st.st_size / 1048576.0, hold / 1e3, worst[0] * 1e6, worst[1] * 1e6, slow, waited, preempted, path);
     if (more > 0) {
         printf("series %s", path);
         CUdeviceptr p;
