@@ -31,7 +31,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_EXPORTS := -Wl,--version-script=lib/vramtrace.map
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
-PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o
+PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o $(BUILD)/common/vt_text.o
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \

@@ -11,6 +11,7 @@
 #include "vramtrace.h"
 #include "vt_dumpfile.h"
 #include "vt_format.h"
+#include "vt_text.h"
 
 #define VT_DF_MAX_FIELDS 160
 /* No record vramtrace writes comes near these: a longer line, or a larger single allocation, means the
@@ -26,6 +27,8 @@ struct vt_df_parser {
     char *field[VT_DF_MAX_FIELDS];
     int nf;
     char *rest; /* the text after the fields counted so far, for records ending in a path */
+    size_t head; /* header records read so far, in order */
+    int version;
 };
 
 static int vt_df_fail(struct vt_df_parser *p, const char *fmt, ...)
@@ -741,11 +744,36 @@ static const struct {
     {VT_REC_PYSTACK, vt_df_rec_pystack},
 };
 
+/* The header's records, in the order every dump has them, before any other record: a record that a
+ * name might have forged can then never stand in for one (cmdline from version 4 on). */
+static const char *const vt_df_head[] = {VT_REC_PID,    VT_REC_PPID, VT_REC_EXE,   VT_REC_CMDLINE, VT_REC_REASON,
+                                         VT_REC_SEQ,    VT_REC_TIME, VT_REC_START, VT_REC_DEPTH};
+#define VT_DF_HEAD_N (sizeof vt_df_head / sizeof vt_df_head[0])
+
+static int vt_df_head_order(struct vt_df_parser *p, const char *key)
+{
+    if (p->head < VT_DF_HEAD_N && !strcmp(vt_df_head[p->head], VT_REC_CMDLINE) && p->version < 4)
+        p->head++;
+    if (p->head < VT_DF_HEAD_N) {
+        if (strcmp(key, vt_df_head[p->head]))
+            return vt_df_fail(p, "'%s' where the header's '%s' record belongs: a dump starts with its header, "
+                                 "in order", key, vt_df_head[p->head]);
+        p->head++;
+        return 0;
+    }
+    for (size_t i = 0; i < VT_DF_HEAD_N; i++)
+        if (!strcmp(key, vt_df_head[i]))
+            return vt_df_fail(p, "a second '%s' record", key);
+    return 0;
+}
+
 static int vt_df_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap, int *seen)
 {
     const char *key = p->field[0];
-    if (!strcmp(key, VT_REC_ALLOC))
+    if (!strcmp(key, VT_REC_ALLOC) && p->head >= VT_DF_HEAD_N)
         return vt_df_alloc_record(p, d, cap);
+    if (vt_df_head_order(p, key) < 0)
+        return -1;
     int r = vt_df_header(p, d, key, seen);
     if (r <= 0)
         return r;
@@ -994,6 +1022,21 @@ out:
     return r;
 }
 
+/* A line of a dump older than version 6 that holds a raw control character or a byte that is not UTF-8,
+ * escaped in place (its backslashes kept: the cmdline record already had \xHH escapes). */
+static int vt_df_escape_old(char **line, size_t *cap, size_t len)
+{
+    size_t need = 4 * len + 1;
+    char *out = malloc(need);
+    if (!out)
+        return -1;
+    vt_text_escape(out, need, *line, len, VT_TEXT_KEEP_BSLASH);
+    free(*line);
+    *line = out;
+    *cap = need < VT_DF_MAX_LINE ? need : VT_DF_MAX_LINE; /* the next line is still held to the limit */
+    return 0;
+}
+
 int vt_dumpfile_parse(FILE *f, const char *path, struct vt_dumpfile *d, char *err, size_t errlen)
 {
     return vt_df_parse_all(f, path, d, err, errlen, NULL, NULL);
@@ -1040,6 +1083,20 @@ static int vt_df_parse_all(FILE *f, const char *path, struct vt_dumpfile *d, cha
                                "endings after it was written");
             break;
         }
+        /* Names are escaped since version 6 (vt_text.h): a control character, a byte that is not UTF-8
+         * or a stray backslash is a damaged or forged file. An older dump's line is escaped here, so
+         * that no name read from any dump reaches a terminal, a page or a metric raw. */
+        if (d->version >= 6 && !vt_text_is_escaped(line)) {
+            r = vt_df_fail(&p, "a control character, a byte that is not UTF-8 or a backslash that starts no \\xHH "
+                               "escape: names are escaped in format version %d", d->version);
+            break;
+        }
+        if (p.line > 1 && d->version < 6 && vt_text_needs_escape(line)) {
+            if (vt_df_escape_old(&line, &linecap, (size_t)len) < 0) {
+                r = vt_df_fail(&p, "out of memory");
+                break;
+            }
+        }
         /* Records that end in free text (a path) are split only up to it. */
         int max = vt_df_text_fields(line);
         vt_df_split(&p, line, max);
@@ -1052,6 +1109,7 @@ static int vt_df_parse_all(FILE *f, const char *path, struct vt_dumpfile *d, cha
             } else if (!d->version) {
                 r = -1;
             }
+            p.version = d->version;
             continue;
         }
         if (p.nf == 0) {
@@ -1077,6 +1135,10 @@ static int vt_df_parse_all(FILE *f, const char *path, struct vt_dumpfile *d, cha
         r = vt_df_fail(&p, "no closing 'end' line: the dump is truncated");
     } else if (r == 0 && (seen & 3) != 3) {
         snprintf(err, errlen, "%s:%lu: the header lacks its %s line", path, p.line, (seen & 1) ? "reason" : "pid");
+        r = -1;
+    } else if (r == 0 && (d->time_mono < d->start_mono || !d->pid)) {
+        snprintf(err, errlen, "%s: the header is impossible (%s): not a dump vramtrace wrote", path,
+                 d->pid ? "its time is before its start" : "pid 0");
         r = -1;
     }
     if (r == 0)

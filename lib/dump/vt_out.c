@@ -9,6 +9,7 @@
 
 #include "vt_dumper.h"
 #include "vt_out.h"
+#include "vt_text.h"
 
 #define VT_OUT_CAP (1u << 20)
 
@@ -73,6 +74,23 @@ void vt_outs(struct vt_out *o, const char *s)
         s += k;
         n -= k;
     }
+}
+
+void vt_out_text(struct vt_out *o, const char *s, int word)
+{
+    if (!s || !*s) {
+        vt_outs(o, "-");
+        return;
+    }
+    /* Escaped in place in the buffer: at most four bytes for each byte of s. */
+    size_t n = strlen(s);
+    if (n > o->cap / 8)
+        n = o->cap / 8; /* a name of more than 128 KiB is cut: no record grows past the buffer */
+    if (o->cap - o->len < 4 * n + 1)
+        vt_out_flush(o);
+    if (o->err)
+        return;
+    o->len += vt_text_escape(o->buf + o->len, o->cap - o->len, s, n, word ? VT_TEXT_WORD : 0);
 }
 
 int vt_out_finish(struct vt_out *o)

@@ -18,6 +18,8 @@ struct vt_out {
 int vt_out_open(struct vt_out *o, int fd);
 void vt_outf(struct vt_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vt_outs(struct vt_out *o, const char *s);
+/* s as a dump's text field, escaped (common/vt_text.h; word: a space too), "-" for NULL or "". */
+void vt_out_text(struct vt_out *o, const char *s, int word);
 /* Flushes and frees the buffer (the fd stays open); 0, or -1 with errno set to the first error. */
 int vt_out_finish(struct vt_out *o);
 

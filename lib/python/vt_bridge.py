@@ -15,14 +15,30 @@ def _give_back_interrupt():
         pass
 
 
+def _esc(s, word):
+    # A dump's text field (docs/FORMAT.md, "Text fields"): a control character, a backslash, a byte
+    # that was not UTF-8 (surrogateescape), a lone surrogate, a C1 control, and in a word a space, written \xHH.
+    out = []
+    for ch in str(s):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append("\\x%02x" % (o - 0xDC00))
+        elif 0xD800 <= o <= 0xDFFF or 0x80 <= o <= 0x9F:
+            out.extend("\\x%02x" % b for b in ch.encode("utf-8", "surrogatepass"))
+        elif o < 0x20 or o == 0x7F or ch == "\\" or (word and ch == " "):
+            out.append("\\x%02x" % o)
+        else:
+            out.append(ch)
+    return "".join(out) or "-"
+
+
 def _word(s):
-    s = "".join(c if c.isprintable() and not c.isspace() else "_" for c in str(s))
-    return s or "-"
+    return _esc(s, True)
 
 
-def _text(s):
-    s = "".join(c if c.isprintable() else "?" for c in str(s)).strip()
-    return s or "-"
+def _text(s, limit=None):
+    s = str(s).strip()
+    return _esc(s if limit is None else s[:limit], False)
 
 
 def _num(v):
@@ -193,7 +209,7 @@ def arm_cupy():
         _give_back_interrupt()
         return "later interrupted"
     except BaseException as e:
-        _cupy_blocks = "blocks not reported: %s: %s" % (_word(type(e).__name__), _text(e)[:200])
+        _cupy_blocks = "blocks not reported: %s: %s" % (_word(type(e).__name__), _text(e, 200))
         return "off " + _cupy_blocks
 
 
@@ -334,7 +350,7 @@ def collect():
             del out[mark:]
             stacks.undo(smark)
             if name != "running":  # no threads' stacks: nothing is read as in flight
-                out.append("bridge %s error %s: %s" % (name, _word(type(e).__name__), _text(e)[:300]))
+                out.append("bridge %s error %s: %s" % (name, _word(type(e).__name__), _text(e, 300)))
     return "\n".join(out) + "\n"
 
 
@@ -363,7 +379,7 @@ def arm_history():
         _give_back_interrupt()
         return "later interrupted"
     except BaseException as e:
-        return "off error %s: %s" % (_word(type(e).__name__), _text(e)[:300])
+        return "off error %s: %s" % (_word(type(e).__name__), _text(e, 300))
 
 
 def _history_switch(on):
@@ -381,7 +397,7 @@ def _history_switch(on):
         _give_back_interrupt()
         return "later interrupted"
     except BaseException as e:
-        return "stop error %s: %s" % (_word(type(e).__name__), _text(e)[:300])
+        return "stop error %s: %s" % (_word(type(e).__name__), _text(e, 300))
 
 
 def history_on():

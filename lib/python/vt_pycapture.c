@@ -288,7 +288,9 @@ void vt_pycapture_write(struct vt_out *f)
     uintptr_t lo, hi;
     vt_modules_code_range(vt_py_interpreter_code(), &lo, &hi);
     const char *state = vt_hotdata.pc_on ? "on" : vt_cfg.python && vt_cfg.depth > 0 ? "unsupported" : "off";
-    vt_outf(f, VT_REC_INTERPRETER " %s %s 0x%lx 0x%lx\n", *v ? v : "-", state, (unsigned long)lo, (unsigned long)hi);
+    vt_outs(f, VT_REC_INTERPRETER " ");
+    vt_out_text(f, v, 1);
+    vt_outf(f, " %s 0x%lx 0x%lx\n", state, (unsigned long)lo, (unsigned long)hi);
     static const struct { const char *name; enum vt_tally v; } counters[] = {
         {VT_CTR_PY_HELD, VT_TALLY_PY_HELD},
         {VT_CTR_PY_RELEASED, VT_TALLY_PY_RELEASED},

@@ -423,8 +423,11 @@ void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t coun
             if (written[fr->id])
                 continue;
             written[fr->id] = 1;
-            vt_outf(f, VT_REC_PYFRAME " %u %u %s %s\n", frame_base + fr->id, (unsigned)fr->key[1], code->func,
-                    *code->file ? code->file : "-");
+            vt_outf(f, VT_REC_PYFRAME " %u %u ", frame_base + fr->id, (unsigned)fr->key[1]);
+            vt_out_text(f, code->func, 1);
+            vt_outs(f, " ");
+            vt_out_text(f, code->file, 0);
+            vt_outs(f, "\n");
         }
         vt_outf(f, VT_REC_PYSTACK " %u %u", stack_base + s->id, s->n);
         for (uint32_t i = 0; i < s->n; i++)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vt_format.h"
 #include "vt_modules.h"
 
 struct vt_code_search {
@@ -113,8 +114,10 @@ static int vt_mod_visit(struct dl_phdr_info *info, size_t size, void *data)
     }
     char bid[2 * 64 + 1];
     vt_build_id(info, bid, sizeof bid);
-    vt_outf(w->f, "module %d 0x%lx 0x%lx 0x%lx %s %s\n", w->index, (unsigned long)info->dlpi_addr,
-            (unsigned long)lo, (unsigned long)hi, bid, name);
+    vt_outf(w->f, VT_REC_MODULE " %d 0x%lx 0x%lx 0x%lx %s ", w->index, (unsigned long)info->dlpi_addr,
+            (unsigned long)lo, (unsigned long)hi, bid);
+    vt_out_text(w->f, name, 0);
+    vt_outs(w->f, "\n");
     w->index++;
     return 0;
 }
