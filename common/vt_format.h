@@ -49,7 +49,7 @@
 /* Why a dump was written (the `reason` record): X(enum name, word). */
 #define VT_REASONS(X)                                                                                            \
     X(VT_REASON_SIGNAL, "signal") X(VT_REASON_EXIT, "exit") X(VT_REASON_OOM, "oom")                              \
-    X(VT_REASON_INTERVAL, "interval") X(VT_REASON_API, "api")
+    X(VT_REASON_INTERVAL, "interval") X(VT_REASON_API, "api") X(VT_REASON_REQUEST, "request")
 
 /* Kinds of tracked memory: X(enum name, word, record), record 0 for `alloc` records, 1 for `phys`. */
 #define VT_KINDS(X)                                                                                              \

@@ -397,7 +397,7 @@ static void test_dump_many(void)
         snprintf(path, sizeof path, "%s/vramtrace.%ld.1.dump", dir, pid[i]);
         struct vt_dumpfile d;
         if (load_dump(path, &d) == 0) {
-            good += d.ppid == sh && d.pid == pid[i] && !strcmp(d.reason, "signal");
+            good += d.ppid == sh && d.pid == pid[i] && !strcmp(d.reason, "request");
             vt_dumpfile_free(&d);
         }
     }
@@ -464,7 +464,7 @@ static void test_run_and_dump(void)
     struct vt_dumpfile d;
     want[strlen(want) - 1] = 0;
     int loaded = load_dump(want, &d) == 0;
-    ok(loaded && !strcmp(d.reason, "signal") && d.pid == pid, "the dump is complete, reason signal, that pid");
+    ok(loaded && !strcmp(d.reason, "request") && d.pid == pid, "the dump is complete, reason request, that pid");
     vt_dumpfile_free(&d);
     run_free(&r);
     int st;

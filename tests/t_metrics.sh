@@ -9,7 +9,7 @@ export LD_LIBRARY_PATH=$B/fake
 value() { # value FILE METRIC: the value of the metric's first series
   sed -n "s/^$2{[^}]*} //p" "$1" | head -1
 }
-echo "1..15"
+echo "1..19"
 
 command -v promtool > /dev/null
 check "promtool is installed (prometheus)"
@@ -58,8 +58,8 @@ promtool check metrics < "$W/first.prom" >> "$W/out" 2>&1 && grep -q "^vramtrace
 check "run --metrics (VRAMTRACE_METRICS): the file appears with the device's figures (within 15 s; at once on an idle machine), accepted by promtool, named by the program's pid"
 
 ls /proc/$run/task | wc -l > "$W/out"; pgrep -P $run >> "$W/out"; ls "$W/d" >> "$W/out"
-[ "$(ls /proc/$run/task | wc -l)" = 2 ] && ! pgrep -P $run > /dev/null && [ -z "$(ls "$W/d")" ]
-check "written by the library's dumper thread: no other process, no thread but the program's and the dumper, no dump file"
+[ "$(ls /proc/$run/task | wc -l)" = 3 ] && ! pgrep -P $run > /dev/null && [ -z "$(ls "$W/d")" ]
+check "written by the library's dumper thread: no other process, no thread but the program's, the dumper and the socket's listener, no dump file"
 
 sleep 2.5
 a=$(value "$W/first.prom" vramtrace_allocated_bytes)
@@ -99,12 +99,12 @@ for i in $(seq 50); do [ -s "$W/one.prom" ] && break; sleep 0.1; done
 env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/d" VRAMTRACE_METRICS="$W/one.prom" LD_PRELOAD="$B/libvramtrace.so" \
   "$B/tests/prog_driver" sleep 300 > /dev/null 2> "$W/second.err"
 grep -q "pid=\"$first\"" "$W/one.prom" && cp "$W/second.err" "$W/out" &&
-  grep -q "another process keeps $W/one.prom: this one keeps no metrics file (put %p in VRAMTRACE_METRICS" "$W/second.err"
+  grep -q "$W/one.prom exists already: .*this process keeps no metrics file (put %p in VRAMTRACE_METRICS" "$W/second.err"
 check "without %p one process keeps the file; another says so and keeps none"
 kill $idle $first 2> /dev/null; wait $idle $first 2> /dev/null
 
 # A program that forks a child which uses CUDA too: with %p each keeps (and removes) its own file;
-# without, the child finds the parent's lock and says so.
+# without, the child finds the parent's file and says so.
 mkdir "$W/fk"
 env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/fk" VRAMTRACE_METRICS="$W/fk/a-%p.prom" LD_PRELOAD="$B/libvramtrace.so" \
   "$B/tests/prog_driver" fork > "$W/fk.out" 2> "$W/fk.err"
@@ -112,7 +112,7 @@ env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/fk" VRAMTRACE_METRICS="$W/fk/b.p
   "$B/tests/prog_driver" fork >> "$W/fk.out" 2>> "$W/fk.err"
 cat "$W/fk.out" "$W/fk.err" > "$W/out"; ls "$W/fk" >> "$W/out"
 [ "$(grep -c '^child ' "$W/fk.out")" = 2 ] && [ -z "$(ls "$W/fk" | grep '\.prom$')" ] &&
-  [ "$(grep -c 'another process keeps' "$W/fk.err")" = 1 ] && [ "$(grep -c 'another process keeps' "$W/fk.err")" = "$(grep -c vramtrace: "$W/fk.err")" ]
+  [ "$(grep -c 'exists already' "$W/fk.err")" = 1 ] && [ "$(grep -c 'exists already' "$W/fk.err")" = "$(grep -c vramtrace: "$W/fk.err")" ]
 check "a forked child: its own file with %p (both removed at their ends); without %p it says another keeps it"
 
 env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_METRICS="$W/nodir/x.prom" "$V" run -q -- true > "$W/out" 2>&1
@@ -126,3 +126,37 @@ st1=$?
 st2=$?
 [ $st1 = 2 ] && grep -q 'no --textfile given' "$W/out" && [ $st2 = 1 ] && grep -q 'no process 2147483646' "$W/out"
 check "metrics without --textfile: usage error (exit 2); of no process: exit 1"
+
+# A path that exists is never ours: refused at start, left byte for byte, never removed (a file, a link,
+# /dev/full as root once lost it).
+printf 'precious\n' > "$W/theirs.prom"; cp "$W/theirs.prom" "$W/theirs.copy"; ln -s "$W/theirs.prom" "$W/link.prom"
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/d" VRAMTRACE_METRICS="$W/theirs.prom" LD_PRELOAD="$B/libvramtrace.so" \
+  "$B/tests/prog_driver" sleep 300 > /dev/null 2> "$W/own.err"
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/d" VRAMTRACE_METRICS="$W/link.prom" LD_PRELOAD="$B/libvramtrace.so" \
+  "$B/tests/prog_driver" sleep 300 > /dev/null 2>> "$W/own.err"
+cp "$W/own.err" "$W/out"
+cmp -s "$W/theirs.prom" "$W/theirs.copy" && [ -L "$W/link.prom" ] && [ "$(grep -c 'exists already' "$W/own.err")" = 2 ] &&
+  [ -z "$(ls "$W" | grep 'theirs\.prom\..*tmp\|\.lock$')" ]
+check "VRAMTRACE_METRICS naming an existing file or link: refused at start (said), left as it was, nothing left beside it"
+
+mkdir "$W/pk"
+env LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/pk" LD_PRELOAD="$B/libvramtrace.so" "$B/tests/prog_driver" sleep 4000 \
+  > /dev/null 2>&1 &
+pk=$!
+"$V" metrics --textfile "$W/theirs.prom" --once $pk > "$W/out" 2>&1
+st=$?
+[ $st = 1 ] && grep -q "theirs.prom exists already" "$W/out" && cmp -s "$W/theirs.prom" "$W/theirs.copy"
+check "metrics --textfile of an existing file: exit 1, said, the file left as it was"
+
+"$V" metrics --textfile "$W/peek.prom" --once $pk > "$W/out" 2>&1 && promtool check metrics < "$W/peek.prom" >> "$W/out" 2>&1 &&
+  grep -q "^vramtrace_reserved_bytes{pid=\"$pk\"" "$W/peek.prom" && [ -z "$(ls -A "$W/pk")" ]
+check "metrics --once of a live process: the file, accepted by promtool, from a dump in memory (no dump file written)"
+
+"$V" metrics --textfile "$W/gone.prom" --interval 1 $pk > "$W/out" 2>&1 &
+m=$!
+for i in $(seq 50); do [ -s "$W/gone.prom" ] && break; sleep 0.1; done
+[ -s "$W/gone.prom" ]; had=$?
+kill $pk; wait $pk 2> /dev/null; wait $m
+st=$?
+[ $had = 0 ] && [ $st = 0 ] && [ ! -e "$W/gone.prom" ] && [ -z "$(ls "$W" | grep 'gone\.prom\.')" ]
+check "metrics PID keeps the file while the process lives, and removes it (and only it) when it ends"

@@ -71,7 +71,7 @@ static const struct scenario scenarios[] = {
     {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_METRICS=/tmp/vramtrace-san-%p.prom", "VRAMTRACE_METRICS_INTERVAL=1"}, 0, 1, BOTH},
     {"prog_safety", {"mix"}, {NULL}, 0, 6, BOTH},
     {"prog_safety", {"oomburst"}, {NULL}, 0, 2, BOTH},
-    {"prog_safety", {"sigoneshot"}, {NULL}, 0, 3, BOTH},
+    {"prog_safety", {"sigoneshot"}, {NULL}, 0, 2, BOTH},
     {"prog_safety", {"bigdump"}, {"RLIMIT_FSIZE=4096"}, 0, 0, BOTH},
     {"prog_safety", {"forkload", "20"}, {NULL}, 0, 1, ASAN},
     {"prog_rt_shared", {"oom"}, {"VRAMTRACE_FAKE_MEMORY=1M"}, 0, 2, BOTH},

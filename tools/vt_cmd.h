@@ -14,18 +14,25 @@ int vt_cmd_trend(int argc, char **argv);
  * folded stacks under a frame per process. device -2: all. */
 int vt_report_processes(char **paths, int n, long top, int device, int json, int folded, int full);
 
-/* Asks each of pids[0..n) for a dump and waits up to timeout seconds for all (vt_cmd_dump.c): paths[i]
- * gets the dump's path, or "" after saying on stderr why there is none (quiet_waiting: nothing said of
- * a process not ready to be asked yet, one still starting). Returns how many have none, or -1 with
- * errno when it could not ask at all. */
+/* What vt_dump_request got from one process: the dump's path as the process wrote it (escaped as a
+ * dump's text is, so safe to print; "-" for a dump in memory), and a descriptor of that very file, read
+ * from its start (a regular file owned by the process's user); "" and -1 when none. */
 #define VT_DUMP_PATH 4160
-int vt_dump_request(const long *pids, size_t n, const char *dir_opt, double timeout, int quiet_waiting,
-                    char (*paths)[VT_DUMP_PATH]);
+struct vt_dump_got {
+    char path[VT_DUMP_PATH];
+    int fd;
+};
+/* Asks each of pids[0..n) for a dump over its dump socket (common/vt_ctl.h; peek: a dump in memory, no
+ * file) and waits up to timeout seconds for all (vt_cmd_dump.c); a process that cannot be asked is said
+ * on stderr with why (quiet_waiting: nothing said of a process not ready to be asked yet, one still
+ * starting). Returns how many have none, or -1 with errno when it could not ask at all. The caller
+ * closes the descriptors. */
+int vt_dump_request(const long *pids, size_t n, int peek, double timeout, int quiet_waiting, struct vt_dump_got *got);
 int vt_cmd_metrics(int argc, char **argv);
 int vt_cmd_html(int argc, char **argv);
 /* Keeps file, a Prometheus textfile, up to date with pid's figures every interval seconds until pid ends
  * or SIGTERM/SIGINT/SIGHUP comes (vt_cmd_metrics.c); once: one file and return. */
-int vt_metrics_loop(long pid, const char *file, double interval, int top, const char *dir_opt, double timeout, int once);
+int vt_metrics_loop(long pid, const char *file, double interval, int top, double timeout, int once);
 
 struct vt_dumpfile;
 /* Reads a dump; on failure says "vramtrace: FILE:LINE: what" on stderr and returns -1. */

@@ -1,34 +1,38 @@
 /* vramtrace dump PID... | --children PID: asks live processes for a dump each and waits for it.
  *
- * A signal is sent only to a process that will catch it: a PID is a positive number that fits pid_t
- * (never kill() with 0 or a negative number, which mean process groups); libvramtrace.so must be in its
- * memory map (a map that cannot be read is a refusal, never a guess); its dumper thread ("vramtrace",
- * started at its first CUDA call) must be running; and the signal's bit must be set in SigCgt of
- * /proc/PID/status. While a process is still starting (vramtrace run before its exec, the library
- * loading, no CUDA call yet) it is waited for, within the timeout, so `vramtrace run ... &` followed at
- * once by `vramtrace dump $!` just works. The request goes by sigqueue with the address of a pipe of
- * ours: the library writes back where the dump is, or why there is none. Where it cannot (another
- * user's process that cannot open our pipe), the dump is looked for in the directories the library
- * may use, as the process sees them. All targets are handled together, so the dumps of a job's
- * ranks are as close in time as they can be. */
+ * The request goes over the process's dump socket (the protocol, and why each side can trust the
+ * other: common/vt_ctl.h), never by a signal: a program may have taken SIGUSR1 over for its own use
+ * (gunicorn and uwsgi workers do), and its handler must never be run by us. The socket is found among
+ * the process's own open files, the answer accepted only from that process (SO_PEERCRED), and the dump
+ * taken from the descriptor it sends: no path is opened, no directory searched, nothing unlinked.
+ * A PID is a positive number that fits pid_t; libvramtrace.so must be in its memory map (a map that
+ * cannot be read is a refusal, never a guess). While a process is still starting (vramtrace run before
+ * its exec, the library loading, no CUDA call yet) it is waited for, within the timeout, so
+ * `vramtrace run ... &` followed at once by `vramtrace dump $!` just works. A process in another
+ * network namespace (a container) is asked from inside it, which takes root. All targets are handled
+ * together, so the dumps of a job's ranks are as close in time as they can be. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vt_cmd.h"
-#include "vt_paths.h"
+#include "vt_ctl.h"
 #include "vt_settings.h"
-#include "vt_reply.h"
+#include "vt_text.h"
 
 #define VT_DUMP_MAX 1024
 /* A process younger than this may still be loading its libraries. */
@@ -40,11 +44,11 @@ enum vt_state { VT_T_WAIT, VT_T_SENT, VT_T_DONE, VT_T_FAILED };
 struct vt_target {
     long pid;
     enum vt_state state;
-    const char *waiting; /* while waiting: what is said if the time runs out */
-    int signo;
-    char dirs[2][PATH_MAX];  /* where its dumps may appear, when no answer comes */
-    unsigned long before[2]; /* the newest dump there before we asked */
-    char path[VT_DUMP_PATH];
+    const char *waiting;  /* while waiting: what is said if the time runs out */
+    double no_socket_since; /* its dumper runs but no socket was found, since then (0: not so) */
+    int sock;             /* the connection, while the request is out */
+    unsigned peer_uid;    /* who answers on it */
+    struct vt_dump_got *got;
 };
 
 static int vt_proc_env(long pid, const char *name, char *out, size_t len)
@@ -177,50 +181,11 @@ static int vt_is_launcher(long pid)
     return !strcmp(target, self);
 }
 
-/* The newest complete dump of pid in dir (highest sequence number), 0 when none. */
-static unsigned long vt_latest_seq(const char *dir, long pid)
+static double vt_mono(void)
 {
-    DIR *d = dir[0] ? opendir(dir) : NULL;
-    unsigned long best = 0;
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        long p;
-        unsigned long seq;
-        if (vt_dump_name_parse(e->d_name, &p, &seq) == 0 && p == pid && seq > best)
-            best = seq;
-    }
-    closedir(d);
-    return best;
-}
-
-/* Where the library may write pid's dumps, as pid sees them (for when no answer comes). */
-static void vt_target_dirs(struct vt_target *t, const char *dir_opt)
-{
-    char v[PATH_MAX], cwd_link[64], cwd[PATH_MAX], uid[128], tmpdir[PATH_MAX];
-    long pid = t->pid;
-    snprintf(cwd_link, sizeof cwd_link, "/proc/%ld/cwd", pid);
-    ssize_t n = readlink(cwd_link, cwd, sizeof cwd - 1);
-    cwd[n > 0 ? n : 0] = 0;
-    if (dir_opt)
-        snprintf(t->dirs[0], sizeof t->dirs[0], "%s", dir_opt);
-    else if (vt_proc_env(pid, "VRAMTRACE_DIR", v, sizeof v) == 0 && v[0]) {
-        /* Relative: the library made it absolute against its working directory at start; the one it
-         * has now is the best guess from here. */
-        char joined[2 * PATH_MAX + 2];
-        snprintf(joined, sizeof joined, "%s%s%s", v[0] == '/' ? "" : cwd, v[0] == '/' ? "" : "/", v);
-        if (strlen(joined) < sizeof t->dirs[0])
-            strcpy(t->dirs[0], joined);
-    } else
-        snprintf(t->dirs[0], sizeof t->dirs[0], "%s", cwd);
-    unsigned long euid = 0;
-    if (vt_proc_env(pid, "TMPDIR", tmpdir, sizeof tmpdir) != 0)
-        tmpdir[0] = 0;
-    if (vt_status_field(pid, "Uid", uid, sizeof uid) == 0 && sscanf(uid, "%*s %lu", &euid) == 1)
-        vt_private_dir(t->dirs[1], sizeof t->dirs[1], (uid_t)euid, tmpdir);
-    for (int i = 0; i < 2; i++)
-        t->before[i] = vt_latest_seq(t->dirs[i], pid);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static void vt_fail_target(struct vt_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -232,11 +197,171 @@ static void vt_fail_target(struct vt_target *t, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    if (t->sock >= 0)
+        close(t->sock);
+    t->sock = -1;
     t->state = VT_T_FAILED;
 }
 
-/* Moves a waiting target on: refused (said), still waiting, or signalled. */
-static void vt_target_step(struct vt_target *t, int reply_fd, const char *dir_opt)
+/* The socket inode a /proc/PID/fd link names ("socket:[N]"), 0 for anything else. */
+static unsigned long vt_socket_inode(const char *dir, const char *entry)
+{
+    char path[PATH_MAX], target[64];
+    snprintf(path, sizeof path, "%s/%s", dir, entry);
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    unsigned long ino = 0;
+    if (n <= 0)
+        return 0;
+    target[n] = 0;
+    return sscanf(target, "socket:[%lu]", &ino) == 1 ? ino : 0;
+}
+
+/* pid's listening dump socket, found among its own open files (a name someone else bound is never
+ * among them): 1 with its abstract name (no leading NUL), 0 when it has none, -1 when its files cannot
+ * be read. */
+static int vt_find_socket(long pid, char *name, size_t len)
+{
+    char dir[64], path[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t n = 0, cap = 64;
+    unsigned long *inos = malloc(cap * sizeof *inos);
+    struct dirent *e;
+    while (inos && (e = readdir(d))) {
+        unsigned long ino = e->d_name[0] >= '0' && e->d_name[0] <= '9' ? vt_socket_inode(dir, e->d_name) : 0;
+        if (!ino)
+            continue;
+        if (n == cap) {
+            unsigned long *grown = realloc(inos, 2 * cap * sizeof *inos);
+            if (!grown)
+                break;
+            inos = grown;
+            cap *= 2;
+        }
+        inos[n++] = ino;
+    }
+    closedir(d);
+    snprintf(path, sizeof path, "/proc/%ld/net/unix", pid);
+    FILE *f = inos && n ? fopen(path, "re") : NULL;
+    int found = 0;
+    char line[512];
+    /* Num RefCount Protocol Flags Type St Inode Path; a listening socket has __SO_ACCEPTCON (0x10000). */
+    while (f && !found && fgets(line, sizeof line, f)) {
+        unsigned flags;
+        unsigned long ino;
+        char sockname[256];
+        if (sscanf(line, "%*s %*s %*s %x %*s %*s %lu %255s", &flags, &ino, sockname) != 3 || !(flags & 0x10000) ||
+            strncmp(sockname, "@" VT_CTL_PREFIX, 1 + strlen(VT_CTL_PREFIX)) || strlen(sockname + 1) >= len)
+            continue;
+        for (size_t i = 0; i < n && !found; i++)
+            if (inos[i] == ino) {
+                strcpy(name, sockname + 1);
+                found = 1;
+            }
+    }
+    if (f)
+        fclose(f);
+    free(inos);
+    return found;
+}
+
+/* A socket in pid's network namespace (entered for the call when it is not ours: root only). */
+static int vt_socket_in(long pid, char *why, size_t len)
+{
+    char path[64];
+    struct stat mine, its;
+    snprintf(path, sizeof path, "/proc/%ld/ns/net", pid);
+    if (stat("/proc/self/ns/net", &mine) != 0 || stat(path, &its) != 0 ||
+        (mine.st_dev == its.st_dev && mine.st_ino == its.st_ino))
+        return socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int back = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), there = open(path, O_RDONLY | O_CLOEXEC), s = -1;
+    if (back < 0 || there < 0 || setns(there, CLONE_NEWNET) != 0) {
+        snprintf(why, len, "it runs in another network namespace (a container), which only root can enter (%s): run "
+                 "vramtrace dump inside its container, or as root", strerror(errno));
+    } else {
+        /* A socket belongs to the namespace it was made in: make it there, then come back. */
+        s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (setns(back, CLONE_NEWNET) != 0) {
+            fprintf(stderr, "vramtrace dump: cannot return to its own network namespace: %s\n", strerror(errno));
+            exit(1);
+        }
+        if (s < 0)
+            snprintf(why, len, "no socket: %s", strerror(errno));
+    }
+    if (back >= 0)
+        close(back);
+    if (there >= 0)
+        close(there);
+    return s;
+}
+
+/* Connects to pid's dump socket and sends the request: 0, 1 to try again later (its queue is full), or -1
+ * with why. The peer must be pid itself. */
+static int vt_ask(struct vt_target *t, const char *name, int peek, char *why, size_t len)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    if (n + 1 >= sizeof a.sun_path) {
+        snprintf(why, len, "its socket's name is too long");
+        return -1;
+    }
+    memcpy(a.sun_path + 1, name, n);
+    int s = vt_socket_in(t->pid, why, len);
+    if (s < 0)
+        return -1;
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    if (connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
+        int again = errno == EAGAIN;
+        snprintf(why, len, "cannot connect to its dump socket: %s", strerror(errno));
+        close(s);
+        return again ? 1 : -1;
+    }
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || (long)cr.pid != t->pid) {
+        snprintf(why, len, "its dump socket is held by another process (pid %ld): not trusted, not asked",
+                 (long)cr.pid);
+        close(s);
+        return -1;
+    }
+    char req[16];
+    snprintf(req, sizeof req, "%s\n", peek ? VT_CTL_PEEK : VT_CTL_DUMP);
+    if (vt_ctl_send(s, req, -1) != 0) {
+        snprintf(why, len, "cannot send the request: %s", strerror(errno));
+        close(s);
+        return -1;
+    }
+    t->sock = s;
+    t->peer_uid = cr.uid;
+    return 0;
+}
+
+/* Whether the dump signal would reach vramtrace's handler, as far as /proc/PID/status tells: for the
+ * advice given when the socket cannot be used. */
+static const char *vt_signal_hint(long pid)
+{
+    char v[64];
+    int sig = SIGUSR1;
+    if (vt_proc_env(pid, "VRAMTRACE_SIGNAL", v, sizeof v) == 0 && v[0]) {
+        double d;
+        char why[256];
+        if (vt_setting_parse(vt_setting_find("VRAMTRACE_SIGNAL"), v, &d, why, sizeof why) == 0)
+            sig = (int)d;
+    }
+    if (!sig)
+        return "it runs with VRAMTRACE_SIGNAL=none, so no signal dumps it either";
+    static char hint[200];
+    int caught = vt_sigmask_has(pid, "SigCgt", sig);
+    snprintf(hint, sizeof hint, "kill -%d %ld %s", sig, pid,
+             caught == 1 ? "asks through the signal instead, if the program leaves it to vramtrace (its log says when "
+                           "it does not)"
+                         : "would not reach vramtrace (the signal is not caught): do not send it");
+    return hint;
+}
+
+/* Moves a waiting target on: refused (said), still waiting, or asked. */
+static void vt_target_step(struct vt_target *t, int peek)
 {
     long pid = t->pid;
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
@@ -246,7 +371,7 @@ static void vt_target_step(struct vt_target *t, int reply_fd, const char *dir_op
     int lib = vt_has_library(pid);
     if (lib < 0) {
         vt_fail_target(t, "cannot read /proc/%ld/maps (%s), so whether libvramtrace.so is loaded cannot be told: not "
-                          "signalled (another user's process, a setuid or non-dumpable one: run vramtrace dump as "
+                          "asked (another user's process, a setuid or non-dumpable one: run vramtrace dump as "
                           "its user, or as root)", pid, strerror(errno));
         return;
     }
@@ -256,73 +381,75 @@ static void vt_target_step(struct vt_target *t, int reply_fd, const char *dir_op
             return;
         }
         vt_fail_target(t, "libvramtrace.so is not loaded (start the program with vramtrace run, or with "
-                          "LD_PRELOAD=libvramtrace.so): not signalled");
+                          "LD_PRELOAD=libvramtrace.so): not asked");
         return;
     }
-    char sigtext[64];
-    const struct vt_setting *s = vt_setting_find("VRAMTRACE_SIGNAL");
-    double sig = SIGUSR1;
-    char why[256];
-    if (vt_proc_env(pid, s->name, sigtext, sizeof sigtext) == 0 && sigtext[0] &&
-        vt_setting_parse(s, sigtext, &sig, why, sizeof why) < 0)
-        sig = SIGUSR1; /* the library falls back to USR1 for a value it cannot use */
-    if (sig == 0) {
-        vt_fail_target(t, "it runs with VRAMTRACE_SIGNAL=none: it cannot be asked for a dump");
+    char name[128], why[512];
+    int found = vt_find_socket(pid, name, sizeof name);
+    if (found < 0) {
+        vt_fail_target(t, "cannot read its open files (%s): run vramtrace dump as its user, or as root",
+                       strerror(errno));
         return;
     }
-    t->signo = (int)sig;
-    if (!vt_has_dumper(pid)) {
-        t->waiting = "it has made no CUDA call yet: libvramtrace.so is loaded, but handles the dump signal only from "
-                     "the first CUDA call on (there is nothing to dump before)";
+    if (!found) {
+        if (!vt_has_dumper(pid)) {
+            t->waiting = "it has made no CUDA call yet: libvramtrace.so is loaded, but listens for requests only from "
+                         "the first CUDA call on (there is nothing to dump before)";
+            t->no_socket_since = 0;
+            return;
+        }
+        /* The socket is bound right after the dumper thread starts: a moment, never a second. */
+        if (!t->no_socket_since)
+            t->no_socket_since = vt_mono();
+        else if (vt_mono() - t->no_socket_since >= 1.0)
+            vt_fail_target(t, "its libvramtrace.so has no dump socket (it is older than this command, or could not "
+                              "open one: the program's stderr says why); %s", vt_signal_hint(pid));
+        t->waiting = "its libvramtrace.so has no dump socket yet";
         return;
     }
-    int caught = vt_sigmask_has(pid, "SigCgt", t->signo);
-    if (caught != 1) {
-        int ignored = vt_sigmask_has(pid, "SigIgn", t->signo);
-        vt_fail_target(t, "%s signal %d (%s) now, so it %s: not signalled (the program changed the signal's "
-                          "handling; start it with VRAMTRACE_SIGNAL set to a signal it leaves alone)",
-                       ignored == 1 ? "ignores" : "does not catch", t->signo, strsignal(t->signo),
-                       ignored == 1 ? "would not dump" : "would be killed");
-        return;
-    }
-    vt_target_dirs(t, dir_opt);
-    union sigval v;
-    v.sival_ptr = (void *)(uintptr_t)((uint64_t)VT_REPLY_MAGIC << 32 | (uint32_t)reply_fd);
-    if (sigqueue((pid_t)pid, t->signo, v) != 0) {
-        vt_fail_target(t, "cannot signal it: %s", strerror(errno));
-        return;
-    }
-    t->state = VT_T_SENT;
+    int r = vt_ask(t, name, peek, why, sizeof why);
+    if (r < 0)
+        vt_fail_target(t, "%s", why);
+    else if (r == 0)
+        t->state = VT_T_SENT;
+    else
+        t->waiting = "its dump socket's queue stayed full";
 }
 
-/* Answers the library wrote into our pipe: "<pid> ok <path>" or "<pid> error <why>". */
-static void vt_read_replies(int fd, struct vt_target *t, size_t n, char *buf, size_t *len, size_t cap)
+/* The answer on t's connection, when one came: "ok PATH" with the dump's descriptor, or "error WHY". */
+static void vt_take_answer(struct vt_target *t)
 {
-    ssize_t got;
-    while ((got = read(fd, buf + *len, cap - 1 - *len)) > 0)
-        *len += (size_t)got;
-    buf[*len] = 0;
-    char *line = buf, *nl;
-    while ((nl = strchr(line, '\n'))) {
-        *nl = 0;
-        long pid;
-        char status[16];
-        int off = 0;
-        if (sscanf(line, "%ld %15s %n", &pid, status, &off) >= 2 && off > 0)
-            for (size_t i = 0; i < n; i++) {
-                if (t[i].pid != pid || t[i].state != VT_T_SENT)
-                    continue;
-                if (!strcmp(status, "ok")) {
-                    snprintf(t[i].path, sizeof t[i].path, "%s", line + off);
-                    t[i].state = VT_T_DONE;
-                } else {
-                    vt_fail_target(&t[i], "no dump: %s", line + off);
-                }
-            }
-        line = nl + 1;
+    char line[VT_CTL_LINE], shown[4 * 512];
+    int fd = -1;
+    if (vt_ctl_recv(t->sock, line, sizeof line, &fd, 1) != 0) {
+        if (errno != ETIMEDOUT)
+            vt_fail_target(t, "its answer could not be read (%s): it may be exiting",
+                           errno == ECONNRESET ? "it closed the connection" : strerror(errno));
+        return;
     }
-    *len = strlen(line);
-    memmove(buf, line, *len + 1);
+    struct stat st;
+    size_t okl = strlen(VT_CTL_OK " ");
+    if (!strncmp(line, VT_CTL_OK " ", okl) && fd >= 0 && vt_text_is_escaped(line + okl) &&
+        strlen(line + okl) < sizeof t->got->path && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == t->peer_uid && lseek(fd, 0, SEEK_SET) == 0) {
+        strcpy(t->got->path, line + okl);
+        t->got->fd = fd;
+        close(t->sock);
+        t->sock = -1;
+        t->state = VT_T_DONE;
+        return;
+    }
+    if (fd >= 0)
+        close(fd);
+    size_t el = strlen(VT_CTL_ERROR " ");
+    if (!strncmp(line, VT_CTL_ERROR " ", el)) {
+        /* The process's words, shown safely: it may not be ours to trust. */
+        vt_text_escape(shown, sizeof shown, line + el, strlen(line + el) < 500 ? strlen(line + el) : 500, 0);
+        vt_fail_target(t, "no dump: %s", shown);
+    } else {
+        vt_fail_target(t, "its answer is not one vramtrace gives (no regular file of its user came with it): not "
+                          "trusted");
+    }
 }
 
 /* The parent pid of pid from /proc/PID/stat, -1 when it cannot be read. The command name (field 2)
@@ -403,76 +530,52 @@ static long vt_parse_pid(const char *s)
     return v >= 1 && v <= 0x7fffffffL ? v : -1;
 }
 
-static double vt_mono(void)
+int vt_dump_request(const long *pids, size_t npids, int peek, double timeout, int quiet_waiting, struct vt_dump_got *got)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-int vt_dump_request(const long *pids, size_t npids, const char *dir_opt, double timeout, int quiet_waiting,
-                    char (*paths)[VT_DUMP_PATH])
-{
-    struct vt_target *t = calloc(npids, sizeof *t);
-    int p[2];
-    if (!t || pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
-        if (!t)
-            errno = ENOMEM;
+    struct vt_target *t = calloc(npids ? npids : 1, sizeof *t);
+    struct pollfd *pf = calloc(npids ? npids : 1, sizeof *pf);
+    if (!t || !pf) {
         free(t);
+        free(pf);
+        errno = ENOMEM;
         return -1;
     }
-    for (size_t i = 0; i < npids; i++)
-        t[i].pid = pids[i];
-    char replies[8192];
-    size_t rlen = 0;
+    for (size_t i = 0; i < npids; i++) {
+        t[i] = (struct vt_target){.pid = pids[i], .sock = -1, .got = &got[i]};
+        got[i].path[0] = 0;
+        got[i].fd = -1;
+    }
     double start = vt_mono();
     for (;;) {
-        size_t open = 0;
+        size_t open = 0, npf = 0;
         for (size_t i = 0; i < npids; i++) {
             if (t[i].state == VT_T_WAIT)
-                vt_target_step(&t[i], p[1], dir_opt);
-            if (t[i].state == VT_T_SENT) {
-                vt_read_replies(p[0], t, npids, replies, &rlen, sizeof replies);
-                /* No answer can come from a process that cannot open our pipe: look for the file. */
-                for (int k = 0; k < 2 && t[i].state == VT_T_SENT; k++) {
-                    unsigned long seq = vt_latest_seq(t[i].dirs[k], t[i].pid);
-                    if (seq > t[i].before[k] && vt_dump_path(t[i].path, sizeof t[i].path, t[i].dirs[k], t[i].pid, seq) == 0)
-                        t[i].state = VT_T_DONE;
-                }
-                /* Gone since it was signalled: no answer will come, none is waited for (after a last
-                 * look at the replies: it may have answered just before it ended). */
-                if (t[i].state == VT_T_SENT && kill((pid_t)t[i].pid, 0) != 0 && errno == ESRCH) {
-                    vt_read_replies(p[0], t, npids, replies, &rlen, sizeof replies);
-                    if (t[i].state == VT_T_SENT)
-                        vt_fail_target(&t[i], "ended before its dump was written");
-                }
-            }
+                vt_target_step(&t[i], peek);
+            if (t[i].state == VT_T_SENT)
+                vt_take_answer(&t[i]);
+            if (t[i].state == VT_T_SENT)
+                pf[npf++] = (struct pollfd){.fd = t[i].sock, .events = POLLIN};
             open += t[i].state == VT_T_WAIT || t[i].state == VT_T_SENT;
         }
         if (!open || vt_mono() - start >= timeout)
             break;
-        struct pollfd pf = {.fd = p[0], .events = POLLIN};
-        poll(&pf, 1, 20);
+        poll(pf, npf, 20);
     }
     int failed = 0;
     for (size_t i = 0; i < npids; i++) {
-        paths[i][0] = 0;
-        if (t[i].state == VT_T_DONE) {
-            snprintf(paths[i], VT_DUMP_PATH, "%s", t[i].path);
+        if (t[i].state == VT_T_DONE)
             continue;
-        }
         failed++;
         if (t[i].state == VT_T_WAIT && !quiet_waiting)
-            vt_fail_target(&t[i], "%s; waited %gs, not signalled", t[i].waiting, timeout);
+            vt_fail_target(&t[i], "%s; waited %gs, not asked", t[i].waiting, timeout);
         else if (t[i].state == VT_T_SENT)
-            vt_fail_target(&t[i], "no dump within %gs. It was signalled (%s); a dump of many allocations can take "
-                                  "longer (--timeout), the process may be stopped, or the program took the signal's "
-                                  "handler over after vramtrace installed it (set VRAMTRACE_SIGNAL to another signal)",
-                           timeout, strsignal(t[i].signo));
+            vt_fail_target(&t[i], "no dump within %gs. It was asked, and its dumper has not answered: a dump of many "
+                                  "allocations can take longer (--timeout), or the process is stopped", timeout);
+        else if (t[i].sock >= 0)
+            close(t[i].sock);
     }
-    close(p[0]);
-    close(p[1]);
     free(t);
+    free(pf);
     return failed;
 }
 
@@ -481,7 +584,6 @@ int vt_cmd_dump(int argc, char **argv)
     static long pids[VT_DUMP_MAX];
     size_t npids = 0, without = 0;
     double timeout = 30;
-    const char *dir_opt = NULL;
     for (int i = 1; i < argc; i++) {
         char *end;
         long pid;
@@ -489,8 +591,6 @@ int vt_cmd_dump(int argc, char **argv)
             timeout = strtod(argv[++i], &end);
             if (*end || !(timeout > 0 && timeout <= 86400))
                 return vt_usage_error("dump", "--timeout wants a number of seconds from 0 to 86400, not '%s'", argv[i]);
-        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
-            dir_opt = argv[++i];
         } else if (!strcmp(argv[i], "--children") && i + 1 < argc) {
             if ((pid = vt_parse_pid(argv[++i])) < 0)
                 return vt_usage_error("dump", "--children wants a process id (1 to 2147483647), not '%s'", argv[i]);
@@ -508,7 +608,7 @@ int vt_cmd_dump(int argc, char **argv)
             pids[npids++] = pid;
         } else {
             return vt_usage_error("dump", "unexpected argument '%s' (usage: vramtrace dump PID... | --children PID "
-                                          "[--dir D] [--timeout S])", argv[i]);
+                                          "[--timeout S])", argv[i]);
         }
     }
     if (!npids)
@@ -516,13 +616,15 @@ int vt_cmd_dump(int argc, char **argv)
     if (without)
         fprintf(stderr, "vramtrace dump: %zu process%s under the launcher without libvramtrace.so left out\n", without,
                 without == 1 ? "" : "es");
-    char (*paths)[VT_DUMP_PATH] = calloc(npids, sizeof *paths);
-    int failed = paths ? vt_dump_request(pids, npids, dir_opt, timeout, 0, paths) : -1;
+    struct vt_dump_got *got = calloc(npids, sizeof *got);
+    int failed = got ? vt_dump_request(pids, npids, 0, timeout, 0, got) : -1;
     for (size_t i = 0; failed >= 0 && i < npids; i++)
-        if (paths[i][0])
-            printf("%s\n", paths[i]);
+        if (got[i].fd >= 0) {
+            printf("%s\n", got[i].path);
+            close(got[i].fd);
+        }
     if (failed < 0)
-        fprintf(stderr, "vramtrace dump: %s\n", paths ? strerror(errno) : "out of memory");
-    free(paths);
+        fprintf(stderr, "vramtrace dump: %s\n", got ? strerror(errno) : "out of memory");
+    free(got);
     return failed != 0;
 }

@@ -1,9 +1,10 @@
 /* vramtrace metrics --textfile FILE PID: keeps a Prometheus textfile of a live process up to date, for
  * node_exporter's textfile collector (or anything that reads the text exposition format). Every
- * interval it asks the process for a dump (as `vramtrace dump` does: only a process that catches the
- * signal is signalled), reads it with the reports' own accounting, writes the metrics beside FILE and
- * renames them into place (a scrape never sees half a file), and removes the dump. When the process
- * ends, or this command is stopped, FILE is removed, so no stale figures are scraped. It is for a
+ * interval it asks the process for a dump in memory over its dump socket (as `vramtrace dump` does, but
+ * no file is written: it comes as a descriptor), reads it with the reports' own accounting, writes the
+ * metrics beside FILE and renames them into place (a scrape never sees half a file). FILE must not exist
+ * at start (it is created, never replaced). When the process ends, or this command is stopped, FILE is
+ * removed (if it is still ours), so no stale figures are scraped. It is for a
  * process started without VRAMTRACE_METRICS, with which the library keeps such a file itself
  * (lib/dump/vt_metrics_file.c, the same renderer). */
 #include <errno.h>
@@ -26,14 +27,24 @@ static void vt_on_stop(int sig)
     vt_stop = 1;
 }
 
-/* The metrics of one dump into file (vt_metrics_put). */
-static int vt_write_metrics(const char *dump, const char *file, int top)
+/* The metrics of the dump in fd into o's file (vt_metrics_put). */
+static int vt_write_metrics(int fd, struct vt_metrics_out *o, int top)
 {
     struct vt_dumpfile d;
     char why[4400];
-    if (vt_load(dump, &d) < 0)
+    FILE *in = fdopen(fd, "r");
+    if (!in) {
+        close(fd);
+        fprintf(stderr, "vramtrace metrics: %s\n", strerror(errno));
         return -1;
-    int r = vt_metrics_put(&d, file, top, why, sizeof why);
+    }
+    int r = vt_dumpfile_parse(in, "the process's dump", &d, why, sizeof why);
+    fclose(in);
+    if (r < 0) {
+        fprintf(stderr, "vramtrace metrics: %s\n", why);
+        return -1;
+    }
+    r = vt_metrics_put(&d, o, top, why, sizeof why);
     if (r < 0)
         fprintf(stderr, "vramtrace metrics: %s\n", why);
     vt_dumpfile_free(&d);
@@ -47,8 +58,14 @@ static double vt_mono_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-int vt_metrics_loop(long pid, const char *file, double interval, int top, const char *dir_opt, double timeout, int once)
+int vt_metrics_loop(long pid, const char *file, double interval, int top, double timeout, int once)
 {
+    struct vt_metrics_out out;
+    char why[4400];
+    if (vt_metrics_claim(&out, file, why, sizeof why) < 0) {
+        fprintf(stderr, "vramtrace metrics: %s\n", why);
+        return 1;
+    }
     struct sigaction sa = {.sa_handler = vt_on_stop};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
@@ -58,22 +75,21 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, const 
     int failures = 0, written = 0;
     double next = vt_mono_s();
     while (!vt_stop && born && vt_proc_start(pid) == born) {
-        char path[1][VT_DUMP_PATH];
+        struct vt_dump_got got;
         next += interval;
-        int r = vt_dump_request(&pid, 1, dir_opt, timeout, !written, path);
+        int r = vt_dump_request(&pid, 1, 1, timeout, !written, &got);
         if (r == 0) {
-            if (vt_write_metrics(path[0], file, top) == 0)
+            if (vt_write_metrics(got.fd, &out, top) == 0)
                 written++;
             else
                 failures++;
-            unlink(path[0]);
         } else {
             failures++;
             if (r < 0)
                 fprintf(stderr, "vramtrace metrics: %s\n", strerror(errno));
         }
         if (once)
-            return written ? 0 : 1;
+            break;
         /* The next one an interval after this one began (a dump's own time does not stretch the period; a
          * dump that took longer than the interval is followed at once), looking every 0.2 s whether the
          * process is still there. */
@@ -88,14 +104,17 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, const 
                 break;
         }
     }
-    if (written)
-        unlink(file); /* the process is gone, or we are: no stale figures */
+    if (once && written)
+        return 0; /* --once: the file stays, for whoever asked for it */
+    vt_metrics_release(&out); /* the process is gone, or we are: no stale figures */
+    if (once)
+        return 1;
     return vt_stop || written || !failures ? 0 : 1;
 }
 
 int vt_cmd_metrics(int argc, char **argv)
 {
-    const char *file = NULL, *dir_opt = NULL;
+    const char *file = NULL;
     double interval = 30, timeout = 30;
     long top = 10, pid = 0;
     int once = 0;
@@ -115,8 +134,6 @@ int vt_cmd_metrics(int argc, char **argv)
             top = strtol(argv[++i], &end, 10);
             if (*end || top <= 0 || top > 1000)
                 return vt_usage_error("metrics", "--top wants a number from 1 to 1000");
-        } else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
-            dir_opt = argv[++i];
         } else if (!strcmp(argv[i], "--once")) {
             once = 1;
         } else if (argv[i][0] != '-' && !pid) {
@@ -136,5 +153,5 @@ int vt_cmd_metrics(int argc, char **argv)
         fprintf(stderr, "vramtrace metrics: no process %ld\n", pid);
         return 1;
     }
-    return vt_metrics_loop(pid, file, interval, (int)top, dir_opt, timeout, once);
+    return vt_metrics_loop(pid, file, interval, (int)top, timeout, once);
 }

@@ -24,10 +24,10 @@ static const struct vt_verb vt_verbs[] = {
      "It says on stderr the pid and where dumps go; as it ends, CMD says where its dumps are and the command\n"
      "that reads them.",
      {{"--quiet", NULL, "say nothing: neither the pid and dump directory at start nor where the dumps are at the end"}}},
-    {"dump", "dump PID... | --children PID [--dir D] [--timeout S]",
-     "Asks live processes for a dump each and prints the dumps' paths, one a line, once each is complete.",
+    {"dump", "dump PID... | --children PID [--timeout S]",
+     "Asks live processes for a dump each, over the library's own socket (never by a signal), and prints the\n"
+     "dumps' paths, one a line, once each is complete.",
      {{"--children", "PID", "every process under PID that has the library loaded"},
-      {"--dir", "D", "where to look for the dump when no answer comes (default: where the process writes)"},
       {"--timeout", "S", "seconds to wait for all the dumps (default 30)"}}},
     {"report", "report DUMP [OPTIONS]  |  report DUMP DUMP... (one per process)",
      "Where the memory is: per device process used, reserved, allocated, cached (releasable, fragmented),\n"
@@ -57,13 +57,12 @@ static const struct vt_verb vt_verbs[] = {
      {{"-o", "FILE", "the page to write"}}},
     {"metrics", "metrics --textfile FILE [OPTIONS] PID",
      "Keeps FILE, Prometheus metrics of a live process, up to date for node_exporter's textfile collector;\n"
-     "removes it when the process ends.",
+     "FILE must not exist yet (it is created, never replaced); removed when the process ends.",
      {{"--textfile", "FILE", "the file to keep"},
       {"--interval", "S", "seconds between two files (default 30)"},
       {"--top", "N", "call sites given as series (default 10)"},
       {"--once", NULL, "write the file once and stop"},
-      {"--timeout", "S", "seconds to wait for each dump (default 30)"},
-      {"--dir", "D", "where to look for the dump when no answer comes"}}},
+      {"--timeout", "S", "seconds to wait for each dump (default 30)"}}},
     {"help", "help [VERB]", "This text, or a verb's.", {{NULL, NULL, NULL}}},
 };
 #define VT_NVERBS (sizeof vt_verbs / sizeof vt_verbs[0])

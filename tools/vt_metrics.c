@@ -10,23 +10,26 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vt_format.h"
 #include "vt_hash.h"
 #include "vt_metrics.h"
+#include "vt_text.h"
 
-/* A label value, escaped as the format asks (backslash, double quote, newline). */
+/* A label value, always valid UTF-8 with no control character (vt_text.h: a name that came from a
+ * symbol table may hold anything), then escaped as the format asks (backslash, double quote). */
 static void vt_label(FILE *f, const char *key, const char *v)
 {
+    char safe[4 * 1024 + 1];
+    size_t n = strlen(v);
+    vt_text_escape(safe, sizeof safe, v, n < 1024 ? n : 1024, VT_TEXT_KEEP_BSLASH);
     fprintf(f, ",%s=\"", key);
-    for (; *v; v++) {
-        if (*v == '\\' || *v == '"')
+    for (const char *c = safe; *c; c++) {
+        if (*c == '\\' || *c == '"')
             fputc('\\', f);
-        if (*v == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*v, f);
+        fputc(*c, f);
     }
     fputc('"', f);
 }
@@ -159,28 +162,74 @@ static int vt_sites(FILE *f, const struct vt_model *m, int top)
     return oom ? -1 : 0;
 }
 
-int vt_metrics_put(const struct vt_dumpfile *d, const char *file, int top, char *why, size_t len)
+int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size_t len)
+{
+    memset(o, 0, sizeof o[0]);
+    struct stat st;
+    if (strlen(file) >= sizeof o->path) {
+        snprintf(why, len, "%.200s...: the name is too long", file);
+        return -1;
+    }
+    /* The file is created here, never opened: an existing one (a file, a device, a link) is not ours. */
+    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            snprintf(why, len, "%s exists already: vramtrace writes only a file of its own there (one a process of "
+                     "this job keeps, or one an earlier run left: remove it)", file);
+        else
+            snprintf(why, len, "cannot create %s: %s", file, strerror(errno));
+        return -1;
+    }
+    int r = fstat(fd, &st);
+    close(fd);
+    if (r != 0) {
+        snprintf(why, len, "cannot create %s: %s", file, strerror(errno));
+        unlink(file);
+        return -1;
+    }
+    strcpy(o->path, file);
+    o->dev = st.st_dev;
+    o->ino = st.st_ino;
+    o->claimed = 1;
+    return 0;
+}
+
+void vt_metrics_release(struct vt_metrics_out *o)
+{
+    struct stat st;
+    /* Removed only while it is still the file we put there last. */
+    if (o->claimed && lstat(o->path, &st) == 0 && st.st_dev == o->dev && st.st_ino == o->ino)
+        unlink(o->path);
+    o->claimed = 0;
+}
+
+int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, char *why, size_t len)
 {
     struct vt_model m;
     if (vt_model_build(d, VT_MODEL_NO_SYMBOLS, &m) < 0) {
         snprintf(why, len, "out of memory");
         return -1;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    char tmp[sizeof o->path + 16];
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX.tmp", o->path);
+    int fd = mkostemps(tmp, 4, O_CLOEXEC); /* a name of its own, created O_EXCL: nothing planted is opened */
+    FILE *f = fd >= 0 && fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
     int err = f ? 0 : errno;
+    struct stat st;
     if (f) {
         int oom = vt_metrics_text(f, &m, top) < 0;
-        if (fflush(f) != 0 || ferror(f))
+        if (fflush(f) != 0 || ferror(f) || fstat(fileno(f), &st) != 0)
             err = errno ? errno : EIO;
         if (fclose(f) != 0 && !err)
             err = errno;
         if (!err && oom)
             err = ENOMEM;
-        if (!err && rename(tmp, file) != 0)
+        if (!err && rename(tmp, o->path) != 0)
             err = errno;
+        if (!err) {
+            o->dev = st.st_dev;
+            o->ino = st.st_ino;
+        }
     } else if (fd >= 0) {
         close(fd);
     }
@@ -188,8 +237,9 @@ int vt_metrics_put(const struct vt_dumpfile *d, const char *file, int top, char 
         if (err == ENOMEM)
             snprintf(why, len, "out of memory");
         else
-            snprintf(why, len, "cannot write %s: %s", file, strerror(err));
-        unlink(tmp);
+            snprintf(why, len, "cannot write %s: %s", o->path, strerror(err));
+        if (fd >= 0)
+            unlink(tmp);
     }
     vt_model_free(&m);
     return err ? -1 : 0;

@@ -4,16 +4,29 @@
 #define VT_METRICS_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "vt_model.h"
 
 /* Writes m's figures in the text exposition format, with its top largest call sites; -1 when it ran out
  * of memory on the way (the text is then incomplete). */
 int vt_metrics_text(FILE *f, const struct vt_model *m, int top);
-/* d's metrics into file, as a textfile collector wants them: written beside it as FILE.PID.tmp (mode
- * 0644, never through a link) and renamed into place, so a scrape never reads half of it. 0, or -1
- * with why ("out of memory", or "cannot write FILE: ..."). `vramtrace metrics` and the library's
+/* The file a metrics writer keeps (its path, and which file it put there last). */
+struct vt_metrics_out {
+    char path[4096];
+    dev_t dev;
+    ino_t ino;
+    int claimed;
+};
+/* Takes file for o: it is created (O_EXCL, never through a link), so a path that exists already (another
+ * process's file, a device, one an earlier run left) is refused with why, never replaced. 0, or -1. */
+int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size_t len);
+/* d's metrics into o's file, as a textfile collector wants them: written beside it under a name of its
+ * own (FILE.XXXXXX.tmp, O_EXCL, mode 0644) and renamed into place, so a scrape never reads half of it. 0,
+ * or -1 with why ("out of memory", or "cannot write FILE: ..."). `vramtrace metrics` and the library's
  * metrics file (lib/dump/vt_metrics_file.c) both write through it. */
-int vt_metrics_put(const struct vt_dumpfile *d, const char *file, int top, char *why, size_t len);
+int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, char *why, size_t len);
+/* Removes the file, if it is still the one o put there last: never one that someone else put in its place. */
+void vt_metrics_release(struct vt_metrics_out *o);
 
 #endif

@@ -54,6 +54,7 @@ void vt_activate_slow(void)
         return; /* not started yet, or another thread is activating: it will be done in a moment */
     int saved = errno;
     vt_log_release();
+    vt_stack_prepare();
     vt_signal_install();
     vt_dumper_up();
     atomic_store(&vt_hotdata.active, 2);

@@ -26,6 +26,7 @@
 #include "vt_config.h"
 #include "vt_devices.h"
 #include "vt_dump.h"
+#include "vt_fd.h"
 #include "vt_selfcost.h"
 #include "vt_dumper.h"
 #include "vt_log.h"
@@ -210,10 +211,11 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
                 continue;
             Dl_info di;
             /* A return address: the call is the byte before it. */
-            if (dladdr((void *)(pcs[j] - 1), &di) && di.dli_sname && di.dli_saddr)
-                vt_outf(f, VT_REC_FRAME " 0x%lx %s+0x%lx\n", (unsigned long)pcs[j], di.dli_sname,
-                        (unsigned long)(pcs[j] - (uintptr_t)di.dli_saddr));
-            else
+            if (dladdr((void *)(pcs[j] - 1), &di) && di.dli_sname && di.dli_saddr) {
+                vt_outf(f, VT_REC_FRAME " 0x%lx ", (unsigned long)pcs[j]);
+                vt_out_text(f, di.dli_sname, 1);
+                vt_outf(f, "+0x%lx\n", (unsigned long)(pcs[j] - (uintptr_t)di.dli_saddr));
+            } else
                 vt_outf(f, VT_REC_FRAME " 0x%lx -\n", (unsigned long)pcs[j]);
         }
         free(pcs);
@@ -221,15 +223,15 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
     free(used);
 }
 
-/* The command line, arguments apart by single spaces; in each, a space, a backslash and control
- * characters are written \xHH, so the record stays one line and arguments stay apart. */
+/* The command line, arguments apart by single spaces, each escaped as a word (a space in one is \x20),
+ * so the record stays one line and arguments stay apart. */
 static void vt_write_cmdline(struct vt_out *f)
 {
     char buf[8192];
     ssize_t n = 0;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-        n = read(fd, buf, sizeof buf);
+        n = read(fd, buf, sizeof buf - 1);
         close(fd);
     }
     vt_outs(f, VT_REC_CMDLINE " ");
@@ -237,21 +239,13 @@ static void vt_write_cmdline(struct vt_out *f)
         vt_outs(f, "-\n");
         return;
     }
-    char out[4 * sizeof buf + 2];
-    size_t k = 0;
-    for (ssize_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)buf[i];
-        if (!c) {
-            if (i + 1 < n)
-                out[k++] = ' ';
-        } else if (c <= ' ' || c == 0x7f || c == '\\') {
-            k += (size_t)snprintf(out + k, sizeof out - k, "\\x%02x", c);
-        } else {
-            out[k++] = (char)c;
-        }
+    buf[n] = 0;
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+        if (i)
+            vt_outs(f, " ");
+        if (buf[i])
+            vt_out_text(f, buf + i, 1);
     }
-    out[k] = 0;
-    vt_outs(f, out);
     vt_outs(f, "\n");
 }
 
@@ -265,7 +259,9 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     vt_outf(f, VT_DUMP_MAGIC " %d\n", VRAMTRACE_FORMAT_VERSION);
     vt_outf(f, VT_REC_PID " %ld\n", (long)getpid());
     vt_outf(f, VT_REC_PPID " %ld\n", (long)getppid());
-    vt_outf(f, VT_REC_EXE " %s\n", n > 0 ? exe : "-");
+    vt_outs(f, VT_REC_EXE " ");
+    vt_out_text(f, n > 0 ? exe : NULL, 0);
+    vt_outs(f, "\n");
     vt_write_cmdline(f);
     vt_outf(f, VT_REC_REASON " %s\n", vt_reason_names[reason]);
     vt_outf(f, VT_REC_SEQ " %lu\n", seq);
@@ -440,8 +436,10 @@ static int vt_fail(char *why, size_t whylen, const char *fmt, const char *a, con
 }
 
 int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot *given, char *path, size_t len,
-                  char *why, size_t whylen)
+                  char *why, size_t whylen, int *keep)
 {
+    if (keep)
+        *keep = -1;
     struct vt_snapshot s;
     if (given)
         s = *given;
@@ -499,6 +497,8 @@ int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot 
     }
     if (r < 0 && !said)
         vt_fail(why, whylen, "cannot put a dump in place in %s: %s", dir, "every name tried was taken meanwhile");
+    if (r == 0 && keep)
+        *keep = vt_fd_high(fcntl(fd, F_DUPFD_CLOEXEC, 0));
     close(fd);
     if (tmp[0])
         unlink(tmp);

@@ -4,6 +4,8 @@
  * the answer to a signal is always a dump taken after the signal. The program's threads wait for
  * vramtrace_dump() and the exit dump through one request slot. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -17,6 +19,8 @@
 #include "vt_config.h"
 #include "vt_history.h"
 #include "vt_dumper.h"
+#include "vt_fd.h"
+#include "vt_listen.h"
 #include "vt_metrics_file.h"
 #include "vt_log.h"
 #include "vt_signal.h"
@@ -39,7 +43,7 @@ static struct vt_sync vt_exit_req;
 
 static sem_t vt_wake;
 static atomic_int vt_started; /* 0 not yet, 1 running, -1 could not start */
-static atomic_int vt_want_signal, vt_want_oom;
+static atomic_int vt_want_signal, vt_want_oom, vt_want_request;
 static atomic_int vt_exiting;   /* exit() began: no dump of the dumper's own may start (the driver is being
                                    torn down by the libraries' destructors) */
 static atomic_int vt_exit_taken; /* the exit dump was asked for: nothing may follow it */
@@ -70,6 +74,12 @@ void vt_dumper_init(void)
 void vt_dumper_wake_signal(void)
 {
     atomic_store(&vt_want_signal, 1);
+    sem_post(&vt_wake);
+}
+
+void vt_dumper_wake_request(void)
+{
+    atomic_store(&vt_want_request, 1);
     sem_post(&vt_wake);
 }
 
@@ -115,9 +125,14 @@ static void vt_keep_interval(const char *path)
     }
 }
 
-/* A dump of the dumper's own (signal, interval, oom), or (metrics) the metrics file's figures: bridges
+/* How a dump of the dumper's own is written. */
+enum vt_own_to { VT_TO_FILE, VT_TO_METRICS, VT_TO_MEMORY };
+
+/* A dump of the dumper's own (signal, request, interval, oom): to a file of the series (its path, and
+ * with keep a descriptor of it), to the metrics file's figures, or to a memory file (*keep); bridges
  * first, with no lock of ours held. */
-static int vt_dump_own_to(enum vt_reason reason, int metrics, char *path, size_t len, char *why, size_t whylen)
+static int vt_dump_own_to(enum vt_reason reason, enum vt_own_to to, char *path, size_t len, char *why, size_t whylen,
+                          int *keep)
 {
     atomic_store(&vt_own_busy, 1);
     if (atomic_load(&vt_exiting)) { /* checked after the flag is up: vt_dumper_quiesce sees one or the other */
@@ -129,10 +144,21 @@ static int vt_dump_own_to(enum vt_reason reason, int metrics, char *path, size_t
     struct vt_snapshot snap;
     int have_snap, r = 0;
     char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
-    if (metrics)
+    if (to == VT_TO_METRICS) {
         vt_metrics_file_write(bridge, have_snap ? &snap : NULL);
-    else
-        r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len, why, whylen);
+    } else if (to == VT_TO_FILE) {
+        r = vt_dump_write(reason, bridge, have_snap ? &snap : NULL, path, len, why, whylen, keep);
+    } else {
+        int fd = vt_fd_high(memfd_create("vramtrace-dump", MFD_CLOEXEC));
+        r = fd >= 0 ? vt_dump_write_fd(fd, reason, bridge, have_snap ? &snap : NULL) : -1;
+        if (fd < 0 && have_snap)
+            vt_snapshot_free(&snap);
+        if (r < 0 && why && whylen)
+            snprintf(why, whylen, "no dump in memory: %s", strerror(errno));
+        if (r < 0 && fd >= 0)
+            close(fd);
+        *keep = r < 0 ? -1 : fd;
+    }
     free(bridge);
     atomic_store(&vt_own_busy, 0);
     return r;
@@ -140,7 +166,7 @@ static int vt_dump_own_to(enum vt_reason reason, int metrics, char *path, size_t
 
 static int vt_dump_own(enum vt_reason reason, char *path, size_t len, char *why, size_t whylen)
 {
-    return vt_dump_own_to(reason, 0, path, len, why, whylen);
+    return vt_dump_own_to(reason, VT_TO_FILE, path, len, why, whylen, NULL);
 }
 
 static void vt_serve_sync(void)
@@ -155,7 +181,8 @@ static void vt_serve_sync(void)
         r->bridge = vt_bridge_collect(VT_REASON_EXIT, &r->snap, &have);
         r->have_snap = have;
     }
-    int result = vt_dump_write(r->reason, r->bridge, r->have_snap ? &r->snap : NULL, r->path, sizeof r->path, NULL, 0);
+    int result = vt_dump_write(r->reason, r->bridge, r->have_snap ? &r->snap : NULL, r->path, sizeof r->path, NULL, 0,
+                               NULL);
     r->have_snap = 0; /* the writer freed it */
     pthread_mutex_lock(&vt_sync_mu);
     vt_sync_req = NULL;
@@ -171,14 +198,33 @@ static void vt_serve_sync(void)
     }
 }
 
-static void vt_serve_signal(void)
+/* The requests that came over the dump socket: one dump to a file for all that asked for one, one in
+ * memory for all that asked for that, each answered with its own descriptor of it. */
+static void vt_serve_requests(void)
 {
-    uint64_t who[32];
-    int n = vt_signal_take_replies(who, 32);
-    char path[4096], why[512];
-    int r = vt_dump_own(VT_REASON_SIGNAL, path, sizeof path, why, sizeof why);
-    for (int i = 0; i < n; i++)
-        vt_signal_reply(who[i], r == 0, r == 0 ? path : why);
+    struct vt_listen_req req[16];
+    int n = vt_listen_take(req, 16);
+    for (int mem = 0; mem < 2; mem++) {
+        int want = 0;
+        for (int i = 0; i < n; i++)
+            want += req[i].peek == mem;
+        if (!want)
+            continue;
+        char path[4096], why[512] = "";
+        int fd = -1;
+        int r = vt_dump_own_to(VT_REASON_REQUEST, mem ? VT_TO_MEMORY : VT_TO_FILE, path, sizeof path, why, sizeof why,
+                               &fd);
+        for (int i = 0; i < n; i++) {
+            if (req[i].peek != mem)
+                continue;
+            int give = r == 0 && fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+            vt_listen_answer(&req[i], mem ? NULL : path, give, r == 0 && give < 0 ? "no descriptor to send it with" : why);
+            if (give >= 0)
+                close(give);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
 }
 
 static uint64_t vt_min_due(uint64_t a, uint64_t b)
@@ -218,6 +264,8 @@ static void *vt_dumper_main(void *arg)
         if (atomic_load(&vt_exiting)) {
             next_interval = next_metrics = 0; /* nothing follows the exit dump: sleep until the process ends */
             atomic_store(&vt_want_oom, 0);
+            if (atomic_exchange(&vt_want_request, 0))
+                vt_serve_requests(); /* each is told the process is exiting */
             continue;
         }
         vt_history_work(); /* a request, or a window of torch's history that ends or begins */
@@ -228,9 +276,11 @@ static void *vt_dumper_main(void *arg)
             oom_after = vt_now_ns() + (uint64_t)VT_OOM_DUMP_GAP_S * 1000000000u;
         }
         if (atomic_exchange(&vt_want_signal, 0))
-            vt_serve_signal();
+            vt_dump_own(VT_REASON_SIGNAL, NULL, 0, NULL, 0);
+        if (atomic_exchange(&vt_want_request, 0))
+            vt_serve_requests();
         if (next_metrics && vt_now_ns() >= next_metrics) {
-            vt_dump_own_to(VT_REASON_INTERVAL, 1, NULL, 0, NULL, 0);
+            vt_dump_own_to(VT_REASON_INTERVAL, VT_TO_METRICS, NULL, 0, NULL, 0, NULL);
             /* Period from start to start; after a late one, the next a period later. */
             next_metrics += metrics_ns;
             if (next_metrics < vt_now_ns())
@@ -256,6 +306,8 @@ int vt_dumper_start(void)
         int err = vt_thread_start(vt_dumper_main, NULL, "vramtrace");
         s = err ? -1 : 1;
         atomic_store(&vt_started, s);
+        if (!err)
+            vt_listen_start();
         if (err)
             vt_say_once(VT_ONCE_THREAD, "cannot start the dumper thread: %s; no dumps on signal, interval or "
                         "out-of-memory", strerror(err));
@@ -335,7 +387,7 @@ static int vt_sync_dump(enum vt_reason reason, char *bridge, struct vt_snapshot 
 {
     if (vt_dumper_start() < 0) {
         pthread_mutex_lock(&vt_inline_mu);
-        int r = vt_dump_write(reason, bridge, have_snap ? snap : NULL, path, len, NULL, 0);
+        int r = vt_dump_write(reason, bridge, have_snap ? snap : NULL, path, len, NULL, 0, NULL);
         pthread_mutex_unlock(&vt_inline_mu);
         free(bridge);
         return r;
@@ -416,6 +468,8 @@ void vt_dumper_atfork_child(void)
     atomic_store(&vt_started, 0);
     atomic_store(&vt_want_signal, 0);
     atomic_store(&vt_want_oom, 0);
+    atomic_store(&vt_want_request, 0);
+    vt_listen_atfork_child();
     atomic_store(&vt_own_busy, 0);
     vt_sync_req = NULL;
     for (size_t i = 0; i < vt_nkept; i++)

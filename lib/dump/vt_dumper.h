@@ -15,6 +15,8 @@ void vt_dumper_init(void);
 int vt_dumper_start(void);
 /* From the signal handler: async-signal-safe. */
 void vt_dumper_wake_signal(void);
+/* A request came over the dump socket (vt_listen.h). */
+void vt_dumper_wake_request(void);
 /* An out-of-memory failure was recorded: a dump soon (at most one per VT_OOM_DUMP_GAP_S seconds). */
 void vt_dumper_request_oom(void) __attribute__((cold));
 /* Asks the dumper to see about torch's block history (lib/python/vt_history.c); -1 when it does not run. */

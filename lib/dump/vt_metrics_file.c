@@ -6,15 +6,16 @@
  * interval, outside every lock.
  *
  * One file, one process: "%p" in the name becomes the pid, so that each process of a job (which inherit
- * the setting) keeps its own; without it, the first process to take an advisory lock on FILE.lock keeps
- * the file and the others say so once. The file is written beside itself and renamed into place, so a
- * collector never reads half of it, and it is removed at exit. */
+ * the setting) keeps its own. The file is created (O_EXCL) before anything is written to it, and that is
+ * the only lock: without %p, the first process of a job keeps the file and the others say so once; a
+ * path that exists already (a file of someone else's, a device) is refused, never replaced. It is
+ * written beside itself and renamed into place, so a collector never reads half of it, and removed at
+ * exit while it is still the file this process put there; nothing else is left behind. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -27,10 +28,9 @@
 #include "vt_sigguard.h"
 #include "vt_table.h"
 
-static int vt_mf_state;       /* 0: not decided yet; 1: this process keeps the file; -1: it does not */
-static int vt_mf_written;     /* the file is in place */
-static int vt_mf_lock = -1;   /* FILE.lock, held while this process keeps a file without %p */
-static char vt_mf_path[4096]; /* the setting with %p replaced */
+static int vt_mf_state;              /* 0: not decided yet; 1: this process keeps the file; -1: it does not */
+static struct vt_metrics_out vt_mf_out; /* the file, once claimed */
+static char vt_mf_path[4096];        /* the setting with %p replaced */
 
 /* The setting's name with "%p" as the pid and "%%" as "%"; -1 when it does not fit. has_pid: whether
  * it named the pid. */
@@ -63,27 +63,16 @@ static int vt_mf_expand(const char *tmpl, char *out, size_t len, int *has_pid)
 static int vt_mf_decide(void)
 {
     int has_pid;
+    char why[4400];
     if (vt_mf_expand(vt_cfg.metrics, vt_mf_path, sizeof vt_mf_path, &has_pid) < 0) {
-        vt_say_once(VT_ONCE_METRICS, "VRAMTRACE_METRICS=%s is too long: no metrics file is kept", vt_cfg.metrics);
+        vt_say_once(VT_ONCE_METRICS, "VRAMTRACE_METRICS=%.200s... is too long: no metrics file is kept", vt_cfg.metrics);
         return -1;
     }
-    if (has_pid)
-        return 1;
-    char lock[4200];
-    snprintf(lock, sizeof lock, "%s.lock", vt_mf_path);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int why = errno;
-        if (fd >= 0)
-            close(fd);
-        if (why == EWOULDBLOCK)
-            vt_say_once(VT_ONCE_METRICS, "another process keeps %s: this one keeps no metrics file (put %%p in "
-                        "VRAMTRACE_METRICS for one file a process)", vt_mf_path);
-        else
-            vt_say_once(VT_ONCE_METRICS, "cannot take %s: %s; no metrics file is kept", lock, strerror(why));
+    if (vt_metrics_claim(&vt_mf_out, vt_mf_path, why, sizeof why) < 0) {
+        vt_say_once(VT_ONCE_METRICS, "%s: this process keeps no metrics file%s", why,
+                    has_pid ? "" : " (put %p in VRAMTRACE_METRICS for one file a process)");
         return -1;
     }
-    vt_mf_lock = fd;
     return 1;
 }
 
@@ -110,7 +99,7 @@ static int vt_mf_render(int fd, char *why, size_t len)
     fclose(in);
     if (r < 0)
         return -1;
-    r = vt_metrics_put(&d, vt_mf_path, vt_cfg.metrics_top, why, len);
+    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, why, len);
     vt_dumpfile_free(&d);
     return r;
 }
@@ -128,8 +117,8 @@ void vt_metrics_file_write(const char *bridge, struct vt_snapshot *snap)
     } else if (vt_dump_write_fd(fd, VT_REASON_INTERVAL, bridge, snap) < 0) {
         snprintf(why, sizeof why, "its dump could not be written: %s", strerror(errno));
         close(fd);
-    } else if (vt_mf_render(fd, why, sizeof why) == 0) {
-        vt_mf_written = 1;
+    } else {
+        vt_mf_render(fd, why, sizeof why);
     }
     vt_sigguard_end(&g);
     if (why[0])
@@ -138,18 +127,13 @@ void vt_metrics_file_write(const char *bridge, struct vt_snapshot *snap)
 
 void vt_metrics_file_remove(void)
 {
-    if (vt_mf_state > 0 && vt_mf_written)
-        unlink(vt_mf_path);
-    vt_mf_written = 0;
+    if (vt_mf_state > 0)
+        vt_metrics_release(&vt_mf_out);
 }
 
 void vt_metrics_file_atfork_child(void)
 {
-    /* The child keeps its own file (%p) or none (the lock stays the parent's: its open file is closed
-     * here, and a lock taken anew conflicts with the parent's). */
-    if (vt_mf_lock >= 0)
-        close(vt_mf_lock);
-    vt_mf_lock = -1;
+    /* The file is the parent's: the child keeps one of its own (%p) or, claiming the same path, none. */
+    memset(&vt_mf_out, 0, sizeof vt_mf_out);
     vt_mf_state = 0;
-    vt_mf_written = 0;
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "vt_config.h"
+#include "vt_fd.h"
 #include "vt_hot.h"
 #include "vt_log.h"
 #include "vt_modules.h"
@@ -64,6 +65,27 @@ static uint64_t vt_key_hash(const uintptr_t *key, uint32_t n)
         h ^= h >> 32;
     }
     return h;
+}
+
+static void vt_unwind_once(void *arg)
+{
+    void *pc[2];
+    (void)arg;
+    unw_backtrace(pc, 2);
+}
+
+void vt_stack_prepare(void)
+{
+    if (vt_cfg.depth <= 0)
+        return;
+    if (!vt_fd_spare()) {
+        vt_cfg.depth = 0;
+        vt_say_once(VT_ONCE_STACKS, "the descriptor limit (ulimit -n) is below %d, and native call sites need one "
+                    "of libunwind's own: no call sites are recorded, so that every descriptor stays the program's",
+                    VT_FD_MIN_LIMIT);
+        return;
+    }
+    vt_fd_above(vt_unwind_once, NULL);
 }
 
 void vt_stack_init(void)

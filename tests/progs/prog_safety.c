@@ -218,6 +218,20 @@ int main(int argc, char **argv)
         signal(SIGUSR1, SIG_DFL);
         printf("ready\n");
         nap_ms(argc > 2 ? atoi(argv[2]) : 2000);
+    } else if (!strcmp(mode, "sigtake")) {
+        /* A server that takes SIGUSR1 for itself after its first CUDA call (gunicorn reopens its logs). */
+        ctx();
+        some_alloc();
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGUSR1, &sa, NULL);
+        printf("ready\n");
+        fflush(stdout);
+        for (int i = 0; i < 400 && !calls; i++)
+            nap_ms(10); /* until its own signal comes (kill -USR1), at most 4 s */
+        printf("handler-calls %d\n", (int)calls);
     } else if (!strcmp(mode, "sigignore")) {
         /* Ignored before CUDA is used: it must stay ignored. */
         signal(SIGUSR1, SIG_IGN);
@@ -240,18 +254,26 @@ int main(int argc, char **argv)
         ctx();
         some_alloc();
         raise(SIGUSR1);
-        prog_wait_dumps(1);
-        raise(SIGUSR1);
-        prog_wait_dumps(2);
-        printf("handler-calls %d usr2-blocked-in-handler %d\n", (int)calls, (int)usr2_blocked);
+        if (getenv("LD_PRELOAD")) /* without the library (the bare run), no dump comes */
+            prog_wait_dumps(1);
+        if (!strcmp(mode, "sigmask")) {
+            raise(SIGUSR1);
+            prog_wait_dumps(2);
+        }
+        /* One-shot: the default action is back now, as the kernel leaves it without vramtrace. */
+        printf("handler-calls %d usr2-blocked-in-handler %d after %s\n", (int)calls, (int)usr2_blocked,
+               disposition(SIGUSR1));
     } else if (!strcmp(mode, "fds")) {
         /* How many files the program can open once CUDA is in use. */
         ctx();
         some_alloc();
-        int n = 0;
-        while (open("/dev/null", O_RDONLY) >= 0)
+        int n = 0, fd, first = -1;
+        while ((fd = open("/dev/null", O_RDONLY)) >= 0) {
+            if (first < 0)
+                first = fd;
             n++;
-        printf("opened %d\n", n);
+        }
+        printf("opened %d first %d\n", n, first);
     } else if (!strcmp(mode, "clash")) {
         ctx();
         some_alloc();
