@@ -1,12 +1,24 @@
 #!/bin/sh
-# TAP: every CPU command block of the README runs as written (tests/readme_blocks.sh), and the README's
-# settings table names every setting of common/vt_settings.c with its default.
+# TAP: every CPU command block of the README runs as written (tests/readme_blocks.sh), a user's own out/
+# (where the README keeps dumps) is left byte for byte as it was, and the README's settings table names
+# every setting of common/vt_settings.c with its default.
 D=$(dirname "$0")
-sh "$D/readme_blocks.sh" sh > /tmp/vramtrace-readme.$$ 2>&1
-n=$(sed -n 's/^1\.\.//p' /tmp/vramtrace-readme.$$)
-echo "1..$((n + 1))"
-grep -v '^1\.\.' /tmp/vramtrace-readme.$$
-rm -f /tmp/vramtrace-readme.$$
+R=$(cd "$D/.." && pwd)
+T=$(mktemp -d)
+# What out/ holds before: every file's path, mode and bytes (or that there is none).
+outstate() { if [ -e "$R/out" ] || [ -L "$R/out" ]; then (cd "$R" && find out -exec ls -ld --time-style=+ {} + | awk '{$2=""; print}' && find out -type f -exec cksum {} +) | sort; else echo none; fi; }
+outstate > "$T/before"
+sh "$D/readme_blocks.sh" sh > "$T/blocks" 2>&1
+n=$(sed -n 's/^1\.\.//p' "$T/blocks")
+echo "1..$((n + 2))"
+grep -v '^1\.\.' "$T/blocks"
+outstate > "$T/after"
+if cmp -s "$T/before" "$T/after"; then
+  echo "ok $((n + 1)) - the repository's own out/ is as it was ($(head -c 60 "$T/before" | tr '\n' ' '))"
+else
+  echo "not ok $((n + 1)) - the repository's own out/ changed"; diff "$T/before" "$T/after" | head -20 | sed 's/^/# /'
+fi
+rm -rf "$T"
 missing=$(sed -n 's/^    {"\(VRAMTRACE_[A-Z_]*\)", [^,]*, [A-Z_]*, [^"]*"\([^"]*\)".*/\1 \2/p' "$D/../common/vt_settings.c" |
   while read -r name dflt; do
     # The directory's default is a sentence; the others are values, shown in backquotes.
@@ -14,7 +26,7 @@ missing=$(sed -n 's/^    {"\(VRAMTRACE_[A-Z_]*\)", [^,]*, [A-Z_]*, [^"]*"\([^"]*
     grep -qF "$want" "$D/../README.md" || printf ' %s' "$name"
   done)
 if [ -z "$missing" ]; then
-  echo "ok $((n + 1)) - the README's settings table has every setting with its default"
+  echo "ok $((n + 2)) - the README's settings table has every setting with its default"
 else
-  echo "not ok $((n + 1)) - the README's settings table lacks or misstates:$missing"
+  echo "not ok $((n + 2)) - the README's settings table lacks or misstates:$missing"
 fi

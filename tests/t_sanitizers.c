@@ -68,7 +68,7 @@ static const struct scenario scenarios[] = {
     {"prog_driver", {"threads", "300"}, {"VRAMTRACE_DEPTH=0"}, 0, 2, TSAN},
     {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_INTERVAL=1"}, 0, 3, BOTH},
     /* The metrics file: the reader's parser, model and renderer inside the library, every second. */
-    {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_METRICS=/tmp/vramtrace-san-%p.prom", "VRAMTRACE_METRICS_INTERVAL=1"}, 0, 1, BOTH},
+    {"prog_driver", {"sleep", "2200"}, {"VRAMTRACE_METRICS=san-%p.prom", "VRAMTRACE_METRICS_INTERVAL=1"}, 0, 1, BOTH},
     {"prog_safety", {"mix"}, {NULL}, 0, 6, BOTH},
     {"prog_safety", {"oomburst"}, {NULL}, 0, 2, BOTH},
     {"prog_safety", {"sigoneshot"}, {NULL}, 0, 2, BOTH},

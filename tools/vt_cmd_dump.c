@@ -31,6 +31,7 @@
 
 #include "vt_cmd.h"
 #include "vt_ctl.h"
+#include "vt_paths.h"
 #include "vt_settings.h"
 #include "vt_text.h"
 
@@ -47,6 +48,7 @@ struct vt_target {
     const char *waiting;  /* while waiting: what is said if the time runs out */
     double no_socket_since; /* its dumper runs but no socket was found, since then (0: not so) */
     int sock;             /* the connection, while the request is out */
+    int peek;             /* a dump in memory was asked for */
     unsigned peer_uid;    /* who answers on it */
     struct vt_dump_got *got;
 };
@@ -407,6 +409,7 @@ static void vt_target_step(struct vt_target *t, int peek)
         t->waiting = "its libvramtrace.so has no dump socket yet";
         return;
     }
+    t->peek = peek;
     int r = vt_ask(t, name, peek, why, sizeof why);
     if (r < 0)
         vt_fail_target(t, "%s", why);
@@ -429,7 +432,13 @@ static void vt_take_answer(struct vt_target *t)
     }
     struct stat st;
     size_t okl = strlen(VT_CTL_OK " ");
-    if (!strncmp(line, VT_CTL_OK " ", okl) && fd >= 0 && vt_text_is_escaped(line + okl) &&
+    const char *path = line + okl, *base = strrchr(path, '/');
+    long p;
+    unsigned long seq;
+    /* The name is only ever shown, never opened; still, it must be one the library gives. */
+    int named = !strncmp(line, VT_CTL_OK " ", okl) &&
+                (t->peek ? !strcmp(path, "-") : base && vt_dump_name_parse(base + 1, &p, &seq) == 0);
+    if (named && fd >= 0 && vt_text_is_escaped(line + okl) &&
         strlen(line + okl) < sizeof t->got->path && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
         st.st_uid == t->peer_uid && lseek(fd, 0, SEEK_SET) == 0) {
         strcpy(t->got->path, line + okl);

@@ -2,11 +2,13 @@
  * a record type it does not know is an error, and a file without its closing "end" is rejected, so a
  * truncated or corrupted dump is reported with the file and line, never half-read. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "vramtrace.h"
 #include "vt_dumpfile.h"
@@ -790,9 +792,26 @@ int vt_dumpfile_read_progress(const char *path, struct vt_dumpfile *d, char *err
                               vt_df_progress_fn progress, void *arg)
 {
     memset(d, 0, sizeof *d);
-    FILE *f = fopen(path, "r");
+    /* Only a regular file is read: a FIFO or a device named as a dump would block or never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s): not read", path,
+                 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                                                        : "a device");
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "r");
     if (!f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
         return -1;
     }
     int r = vt_df_parse_all(f, path, d, err, errlen, progress, arg);

@@ -56,9 +56,12 @@ int vt_html_write(FILE *out, const struct vt_html_proc *procs, int nprocs)
         return -1;
     }
     fputs(vt_html_head, out);
+    /* The data sits in a <script> element: no '<' or '>' may stand as itself in it (a name holding
+     * "</script>" or "<!--" would end or hide the element), and in JSON they occur only inside strings,
+     * where \u003c and \u003e mean the same. */
     for (size_t i = 0; i < len; i++) {
-        if (json[i] == '<' && i + 1 < len && json[i + 1] == '/')
-            fputs("<\\", out);
+        if (json[i] == '<' || json[i] == '>' || json[i] == '&')
+            fprintf(out, "\\u%04x", (unsigned)json[i]);
         else
             fputc(json[i], out);
     }

@@ -2,29 +2,16 @@
  * valid UTF-8: a path or name from a dump may hold any bytes (Linux file names are bytes), and each
  * byte that does not start a well-formed sequence becomes U+FFFD, so every JSON parser reads the
  * output. */
+#include <string.h>
+
 #include "vt_dumpfile.h"
 #include "vt_json.h"
-
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates,
- * nothing past U+10FFFF), or 0. */
-static int vt_utf8_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-    if (c >= 0xf5)
-        n = 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) || (c == 0xf0 && p[1] < 0x90) ||
-        (c == 0xf4 && p[1] >= 0x90))
-        return 0;
-    return n;
-}
+#include "vt_text.h"
 
 void vt_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
+    const unsigned char *end = (const unsigned char *)s + strlen(s);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\') {
             fprintf(f, "\\%c", *p);
@@ -33,7 +20,7 @@ void vt_json_str(FILE *f, const char *s)
         } else if (*p < 0x80) {
             fputc(*p, f);
         } else {
-            int n = vt_utf8_len(p);
+            int n = (int)vt_utf8_len(p, (size_t)(end - p));
             if (n) {
                 fwrite(p, 1, (size_t)n, f);
                 p += n - 1;

@@ -1,16 +1,28 @@
 /* Symbolization with libdwfl. Results are cached per PC: a dump has far fewer distinct PCs than
  * frames. A module whose file is missing or whose build-id differs from the dump's (a rebuilt binary)
- * is left out rather than read wrongly. */
+ * is left out rather than read wrongly.
+ *
+ * A module's path comes from the dump, so from whoever wrote it: it is opened here, never by libdwfl,
+ * with O_NONBLOCK and only when it is a regular file (a FIFO planted at that path would hang the
+ * command), and libdwfl is handed the descriptor. Separate debug information is looked for the same
+ * way, and only under /usr/lib/debug (by build-id, or by the module's debuglink there), never beside a
+ * module in a directory someone else may write; a debug file counts only when its build-id is the
+ * module's. Every name that comes out is escaped as a dump's names are (vt_text.h). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vt_frame.h"
 #include "vt_symbols.h"
+#include "vt_text.h"
 
 #define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
 #include <uthash.h>
@@ -31,9 +43,61 @@ struct vt_symbolizer {
     struct vt_sym_entry *cache;
 };
 
+/* A descriptor of path when it is a regular file, opened so that nothing at that path can block; -1 else. */
+static int vt_open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* fd (taken) when its ELF build-id is bits[0..n), else -1 (closed). */
+static int vt_same_build_id(int fd, const unsigned char *bits, int n)
+{
+    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    const void *id;
+    ssize_t k = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+    int same = k == n && n > 0 && !memcmp(id, bits, (size_t)n);
+    if (e)
+        elf_end(e);
+    if (!same && fd >= 0)
+        close(fd);
+    return same ? fd : -1;
+}
+
+static int vt_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                             const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                             char **debuginfo_file_name)
+{
+    (void)userdata, (void)modname, (void)base, (void)debuglink_crc;
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (n <= 1)
+        return -1;
+    char path[PATH_MAX], hex[2 * 64 + 1];
+    for (int i = 0; i < n && i < 64; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+    snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+    int fd = vt_same_build_id(vt_open_regular(path), bits, n);
+    if (fd < 0 && debuglink_file && file_name && !strchr(debuglink_file, '/')) {
+        const char *slash = strrchr(file_name, '/');
+        int dl = slash ? (int)(slash - file_name) : 0;
+        if (snprintf(path, sizeof path, "/usr/lib/debug%.*s/%s", dl, file_name, debuglink_file) < (int)sizeof path)
+            fd = vt_same_build_id(vt_open_regular(path), bits, n);
+    }
+    if (fd >= 0)
+        *debuginfo_file_name = strdup(path);
+    return fd;
+}
+
 static const Dwfl_Callbacks vt_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = vt_find_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
@@ -60,9 +124,14 @@ struct vt_symbolizer *vt_sym_open(const struct vt_dumpfile *d)
     dwfl_report_begin(s->dwfl);
     for (size_t i = 0; i < d->nmodules; i++) {
         const struct vt_df_module *m = &d->modules[i];
-        if (m->path[0] != '/' || !strcmp(m->build_id, "-") || access(m->path, R_OK) != 0)
+        char raw[PATH_MAX];
+        int fd = -1;
+        if (m->path[0] != '/' || !strcmp(m->build_id, "-") || vt_text_unescape(raw, sizeof raw, m->path) < 0 ||
+            (fd = vt_open_regular(raw)) < 0)
             continue;
-        Dwfl_Module *mod = dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->base, false);
+        Dwfl_Module *mod = dwfl_report_elf(s->dwfl, m->path, raw, fd, m->base, false); /* fd consumed on success */
+        if (!mod)
+            close(fd);
         const unsigned char *bits;
         GElf_Addr vaddr;
         int n = mod ? dwfl_module_build_id(mod, &bits, &vaddr) : -1;
@@ -124,7 +193,10 @@ static void vt_frame(char **buf, size_t *len, size_t *cap, const char *name, con
     else
         snprintf(text, sizeof text, "%s", st == 0 && dem ? dem : name ? name : "??");
     free(dem);
-    vt_append(buf, len, cap, text);
+    /* Names and file names from the debug information: the module's author's bytes, escaped. */
+    char safe[4 * sizeof text];
+    vt_text_escape(safe, sizeof safe, text, strlen(text), 0);
+    vt_append(buf, len, cap, safe);
 }
 
 /* The compile unit holding addr. libdw finds it through .debug_aranges, which clang does not emit;

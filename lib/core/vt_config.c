@@ -10,6 +10,7 @@
 
 #include "vt_config.h"
 #include "vt_log.h"
+#include "vt_text.h"
 #include "vt_settings.h"
 
 extern char **environ;
@@ -67,6 +68,16 @@ static int vt_absolute(const char *path, char *out, size_t len)
     return 0;
 }
 
+/* A setting's value as a message shows it: escaped (it may hold anything), and cut after 100 bytes with
+ * its length said, so that a value of any length is named in a line of its own. */
+static const char *vt_shown(const char *v, char *out, size_t len)
+{
+    size_t n = strlen(v), k = vt_text_escape(out, len - 40, v, n < 100 ? n : 100, 0);
+    if (n > 100)
+        snprintf(out + k, len - k, "... (%zu characters)", n);
+    return out;
+}
+
 static void vt_config_dir(void)
 {
     const struct vt_setting *s = vt_setting_find("VRAMTRACE_DIR");
@@ -86,8 +97,9 @@ static void vt_config_dir(void)
     char cwd[PATH_MAX], unusable[256];
     if (getcwd(cwd, sizeof cwd) && vt_setting_parse(s, cwd, &unused, unusable, sizeof unusable) == 0)
         strcpy(vt_cfg.dir, cwd);
+    char shown[512];
     if (bad)
-        vt_say("%s=%s %s; using %s", s->name, v, why,
+        vt_say("%s=%s %s; using %s", s->name, vt_shown(v, shown, sizeof shown), why,
                vt_cfg.dir[0] ? vt_cfg.dir : "the private directory $TMPDIR/vramtrace-<uid>");
 }
 
@@ -107,7 +119,8 @@ static void vt_config_metrics(void)
         snprintf(why, sizeof why, "is too long");
     }
     vt_cfg.metrics[0] = 0;
-    vt_say("%s=%s %s; no metrics file is kept", s->name, v, why);
+    char shown[512];
+    vt_say("%s=%s %s; no metrics file is kept", s->name, vt_shown(v, shown, sizeof shown), why);
 }
 
 void vt_config_load(void)
@@ -122,10 +135,11 @@ void vt_config_load(void)
         const char *env = getenv(s->name);
         if (!env || !*env)
             continue;
+        char shown[512];
         if (vt_setting_parse(s, env, &v, why, sizeof why) == 0)
             vt_store(i, v);
         else
-            vt_say("%s=%s %s; using %s", s->name, env, why, s->dflt);
+            vt_say("%s=%s %s; using %s", s->name, vt_shown(env, shown, sizeof shown), why, s->dflt);
     }
     vt_config_dir();
     vt_config_metrics();

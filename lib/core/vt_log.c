@@ -46,9 +46,16 @@ static void vt_vsay(const char *fmt, va_list ap)
     if (atomic_load(&vt_released)) {
         vt_write_err(buf, len);
     } else {
-        size_t at = atomic_fetch_add(&vt_held_len, len);
-        if (at + len <= sizeof vt_held)
+        /* Held (the constructor: one thread); a message that does not fit whole is cut, never lost. */
+        size_t at = atomic_load(&vt_held_len);
+        if (at + 1 < sizeof vt_held) {
+            if (at + len > sizeof vt_held) {
+                len = sizeof vt_held - at;
+                buf[len - 1] = '\n';
+            }
             memcpy(vt_held + at, buf, len);
+            atomic_store(&vt_held_len, at + len);
+        }
     }
     errno = saved;
 }
