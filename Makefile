@@ -274,11 +274,11 @@ bench: all
 # The reader under libFuzzer (clang), seeded with dumps the rig writes: make fuzz FUZZ_SECONDS=600.
 # make test builds it and runs it briefly (tests/t_fuzz.sh), so it cannot stop building unnoticed.
 FUZZ_SECONDS ?= 60
-FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c $(filter-out tools/vramtrace.c tools/vt_cmd_%.c tools/vt_report_processes.c tools/vt_html.c,$(TOOL_SRC)) \
-            $(SHARED_SRC)
-$(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h) $(HDRS) | check-deps
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itools \
-	  $(FUZZ_SRC) -ldw -lelf -lz -lstdc++ -o $@
+# It renders every output through the verbs themselves, so it links the whole command but its main().
+FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c tests/fuzz/vt_json_check.c $(filter-out tools/vramtrace.c,$(TOOL_SRC)) $(SHARED_SRC)
+$(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h tests/fuzz/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itools -I$(BUILD)/lib \
+	  -Itests/fuzz $(FUZZ_SRC) -ldw -lelf -lz -lstdc++ -o $@
 fuzz: all $(PROG_BIN) $(BUILD)/fuzz_dumpfile
 	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)
 

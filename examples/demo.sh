@@ -14,7 +14,7 @@ else
      -x c examples/cuda_leak.cu -x none -L"$B/fake" -lcudart
   export LD_LIBRARY_PATH="$B/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-D=$(mktemp -d /tmp/vramtrace-demo.XXXXXX)
+D=$(mktemp -d "${TMPDIR:-/tmp}/vramtrace-demo.XXXXXX")
 "$B/vramtrace" run --dir "$D" -- "$B/cuda_leak" 400 >/dev/null &
 pid=$!
 sleep 0.7

@@ -9,6 +9,8 @@ set -u
 KIND=$1
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
+mkdir "$T/tmp"
+export TMPDIR="$T/tmp" # what the blocks leave in $TMPDIR (the demo's folder) goes with the rest
 mkdir "$T/root"
 for e in "$ROOT"/* "$ROOT"/.git; do
   [ -e "$e" ] && [ "${e##*/}" != out ] && ln -s "$e" "$T/root/${e##*/}"
