@@ -8,6 +8,7 @@ export VRAMTRACE_DIR=$D VRAMTRACE_AT_EXIT=0
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_alloc" bench/bench_alloc.c -L"$B/fake" -l:libcuda.so.1
 cc -O2 -std=c11 -D_GNU_SOURCE -rdynamic -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_dump" bench/bench_dump.c -L"$B/fake" -l:libcuda.so.1 -ldl -lpthread
 cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_mem" bench/bench_mem.c -L"$B/fake" -l:libcuda.so.1
+cc -O2 -std=c11 -D_GNU_SOURCE -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_thread_mem" bench/bench_thread_mem.c -L"$B/fake" -l:libcuda.so.1 -lpthread
 echo "machine: $(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d)"
 # Interleaved rounds, so that a slow moment of the machine hits all three alike; the median is kept.
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -45,6 +46,15 @@ sh bench/serving_cpu.sh 5 "$(($(nproc) - 1))" /usr/bin/python3
 # and under the library; the difference is the library's.
 for round in 1 2 3; do
   echo "bytes per live allocation: bare $("$B/bench_mem" 1000000), library $(LD_PRELOAD=$B/libvramtrace.so "$B/bench_mem" 1000000)"
+done
+
+# Resident memory per allocating thread (bench/bench_thread_mem.c), 1,000 threads alive at once: bare,
+# the library with call sites (the default), and without (VRAMTRACE_DEPTH=0).
+for round in 1 2 3; do
+  b=$("$B/bench_thread_mem" 1000 | cut -d' ' -f2)
+  l=$(LD_PRELOAD=$B/libvramtrace.so "$B/bench_thread_mem" 1000 | cut -d' ' -f2)
+  z=$(VRAMTRACE_DEPTH=0 LD_PRELOAD=$B/libvramtrace.so "$B/bench_thread_mem" 1000 | cut -d' ' -f2)
+  echo "KiB per allocating thread (1,000 alive): library $(( (l - b) / 1000 )), without call sites $(( (z - b) / 1000 )) (RSS bare $b, library $l, no stacks $z KiB)"
 done
 
 # Threads allocating at once: bench/threads.sh (bare and library side by side, 1, 4 and 16 threads).
