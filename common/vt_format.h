@@ -68,6 +68,10 @@
     X(VT_KIND_EXTERNAL, "external", 0)          /* an external memory object, keyed by its handle */             \
     X(VT_KIND_GRAPH, "graph", 0)                /* a CUDA graph's allocation node, live from a launch */
 
+/* A stack's return address that lay in code unloaded since (dlclose): written in its place, named so. */
+#define VT_PC_UNLOADED 0x1
+#define VT_PC_UNLOADED_NAME "(code unloaded since)"
+
 /* A counter's line, in the writer's format strings (its value a %llu). */
 #define VT_COUNTER_LINE(name) VT_REC_COUNTER " " name " %llu\n"
 

@@ -5,7 +5,7 @@
 # root's command; the test itself needs root (make test runs as root in CI; elsewhere each such check
 # is reported as skipped, with why).
 . "$(dirname "$0")/tap.sh"
-echo "1..23"
+echo "1..24"
 chmod 755 "$W"
 S=$W/shared
 mkdir -m 1777 "$S"
@@ -224,3 +224,12 @@ LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DEPTH=$(python3 -c 'print("x" * 5000)') LD_P
   "$B/tests/prog_driver" sleep 10 > /dev/null 2> "$W/out"
 grep -q "VRAMTRACE_DEPTH=xxxxx.*\.\.\. (5000 characters) is not a whole number" "$W/out" && [ "$(wc -l < "$W/out")" -le 2 ]
 check "a 5000-character setting value: named (cut, its length said), in one line"
+
+# 11. After dlclose, an old frame is never named after the code mapped where it was.
+mkdir "$W/u"
+LD_LIBRARY_PATH="$B/fake:$B/tests" VRAMTRACE_DIR="$W/u" LD_PRELOAD="$B/libvramtrace.so" "$B/tests/prog_driver" unload \
+  > "$W/u.out" 2>&1
+for ud in "$W/u"/vramtrace.*.dump; do break; done
+"$V" report "$ud" > "$W/out" 2>&1 && cat "$W/u.out" >> "$W/out"
+grep -q "(code unloaded since)" "$W/out" && ! grep -qi "nccl" "$W/out"
+check "a live allocation made in a library since unloaded, another loaded in its place ($(grep -o 'reused [01]' "$W/u.out")): its frame reads (code unloaded since), never the new library's"

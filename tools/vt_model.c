@@ -89,7 +89,9 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
     char buf[1024];
     const char *name = vt_df_frame_name(d, pc);
     const struct vt_df_module *mod = vt_df_module_of(d, pc);
-    if (name)
+    if (pc == VT_PC_UNLOADED)
+        snprintf(buf, sizeof buf, "%s", VT_PC_UNLOADED_NAME);
+    else if (name)
         snprintf(buf, sizeof buf, "%s", name);
     else if (mod)
         snprintf(buf, sizeof buf, "%s+0x%llx", vt_basename(mod->path), (unsigned long long)(pc - mod->base));

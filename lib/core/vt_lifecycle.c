@@ -32,6 +32,7 @@
 #include "vt_stack.h"
 #include "vt_stripe.h"
 #include "vt_table.h"
+#include "vt_unload.h"
 
 __thread int vt_locks_held __attribute__((tls_model("initial-exec")));
 static atomic_int vt_ready;
@@ -105,6 +106,7 @@ static void vt_atfork_child(void)
     vt_pending_atfork_child();
     vt_pystack_atfork_child();
     vt_stack_atfork_child();
+    vt_unload_atfork_child();
     vt_pycapture_atfork_child();
     vt_bridge_atfork_child();
     vt_history_atfork_child();

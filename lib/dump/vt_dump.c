@@ -26,6 +26,7 @@
 #include "vt_config.h"
 #include "vt_devices.h"
 #include "vt_dump.h"
+#include "vt_unload.h"
 #include "vt_fd.h"
 #include "vt_selfcost.h"
 #include "vt_dumper.h"
@@ -189,8 +190,10 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
         if (!used[st->id])
             continue;
         vt_outf(f, VT_REC_STACK " %u %u", st->id, st->n);
+        int old = st->gen != vt_unload_gen();
         for (uint32_t j = 0; j < st->n; j++)
-            vt_outf(f, " 0x%lx", (unsigned long)st->pc[j]);
+            vt_outf(f, " 0x%lx", old && vt_unload_stale(st->pc[j], st->gen) ? (unsigned long)VT_PC_UNLOADED
+                                                                            : (unsigned long)st->pc[j]);
         vt_outf(f, " %u\n", st->py ? stack_base + st->py : 0);
         if (st->py <= pycount)
             pyused[st->py] = 1;

@@ -38,6 +38,7 @@
 #include "vt_stripe.h"
 #include "vt_table.h"
 #include "vt_tcache.h"
+#include "vt_unload.h"
 
 #define VT_STACK_SHARDS 16
 static struct {
@@ -114,6 +115,9 @@ static __attribute__((noinline, cold)) const struct vt_stack *vt_stack_intern_sh
         memset(s, 0, sizeof *s);
         s->n = n;
         s->py = (uint32_t)key[n];
+        /* A stack met again after its code was unloaded and other code mapped at the same addresses keeps
+         * its old generation: its frames then read as unloaded, never as the new code's. */
+        s->gen = vt_unload_gen();
         memcpy(s->pc, key, len);
         vt_hash_oom = 0;
         HASH_ADD_KEYPTR(hh, sh->by_key, s->pc, len, s);

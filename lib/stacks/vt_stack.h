@@ -14,6 +14,7 @@ struct vt_stack {
     uint32_t id;
     uint32_t n;
     uint32_t py;    /* the Python stack (vt_pystack.h), 0 for none */
+    uint32_t gen;   /* vt_unload_gen() when it was taken: its addresses may lie in code unloaded since */
     uint8_t varies; /* its Python stack and calling instruction were seen with other native frames: the
                      * one field that changes after the stack is published (relaxed stores) */
     uintptr_t pc[]; /* n return addresses, then py: the key */

@@ -900,6 +900,21 @@ int main(int argc, char **argv)
         int (*create)(size_t) = h ? (int (*)(size_t))dlsym(h, "fake_cublas_create") : NULL;
         prog_check(create && create(4567890) == 0, "library alloc");
         prog_dump();
+    } else if (!strcmp(mode, "unload")) {
+        /* A library allocates and is unloaded; another is loaded, likely where it was: the live allocation's
+         * frames in the first must not be named after the second. */
+        void *h = dlopen("libcublas.so.13", RTLD_NOW);
+        int (*create)(size_t) = h ? (int (*)(size_t))dlsym(h, "fake_cublas_create") : NULL;
+        prog_check(create && create(4567890) == 0, "library alloc");
+        Dl_info was, now;
+        prog_check(dladdr((void *)create, &was) != 0, "dladdr");
+        void *old_base = was.dli_fbase;
+        prog_check(dlclose(h) == 0, "dlclose");
+        void *h2 = dlopen("libnccl.so.2", RTLD_NOW);
+        void *sym = h2 ? dlsym(h2, "fake_nccl_comm_init") : NULL;
+        prog_check(sym && dladdr(sym, &now) != 0, "second library");
+        printf("reused %d\n", now.dli_fbase == old_base);
+        prog_dump();
     } else if (!strcmp(mode, "manysites")) {
         for (int i = 0; i < 300; i++)
             many_sites_alloc(i % 100);
