@@ -688,6 +688,42 @@ def check_example(name, folder, verdict, top_frame=None, segment_frame=None):
               "; ".join(f"{s['delta_bytes']:+d} {s['kind']} {py_frames(s)[:2]}" for s in segs[:3]) or "no segment grew")
 
 
+def check_compile(name, folder):
+    """torch.compile in each mode, dumped from outside while it compiles, captures and replays
+    (tests/gpu/torch_compile.py): every ask answered with a dump within 2 s, the dumps' torch figures equal
+    to memory_allocated()/memory_reserved() where nothing allocated meanwhile, results as eager's."""
+    recs = [json.loads(l) for l in open(os.path.join(folder, "results.jsonl")) if l.strip()]
+    runs = sorted({(r["mode"], r["conf"]) for r in recs})
+    for mode, conf in runs:
+        tag = f"{name} {mode}{' ' + conf if conf else ''}"
+        mine = [r for r in recs if r["mode"] == mode and r["conf"] == conf]
+        res = [r for r in mine if r["kind"] == "result"]
+        check(tag + ": ran to its end, outputs as eager's", bool(res) and res[0]["same_as_eager"],
+              f"{res[0] if res else 'no result line'}")
+        asks = [r for r in mine if r["kind"] in ("quiet", "busy")]
+        slow = [r for r in asks if r["rc"] != 0 or r["secs"] > 2.0]
+        phases = sorted({r["phase"] for r in asks if r["rc"] == 0})
+        check(tag + ": every dump asked for came within 2 s (warm-up, capture, replay)",
+              asks and not slow and {"warm-up", "capture", "replay"} <= set(phases),
+              f"{len(asks)} asks, phases {phases}, slowest {max((r['secs'] for r in asks), default=0):.2f} s"
+              + (f"; failed: {slow[0]['label']} rc {slow[0]['rc']} {slow[0]['secs']} s {slow[0]['err']}" if slow else ""))
+        bad = []
+        quiet = [r for r in asks if r["kind"] == "quiet" and r["rc"] == 0]
+        for r in quiet:
+            torch_line = None
+            for line in open(r["path"]):
+                w = line.split()
+                if w[:2] == ["allocator", "torch"] and w[2] == "0":
+                    torch_line = (int(w[4]), int(w[5]))
+            a, rs = r["allocated"], r["reserved"]
+            if a[0] != a[1] or rs[0] != rs[1]:
+                continue  # something allocated meanwhile: no exact figure to hold it to
+            if torch_line != (a[0], rs[0]):
+                bad.append(f"{r['label']}: dump {torch_line}, torch ({a[0]}, {rs[0]})")
+        check(tag + ": torch's view in each quiet dump equals memory_allocated()/memory_reserved() to the byte",
+              len(quiet) >= 3 and not bad, f"{len(quiet)} quiet dumps" + (f"; {bad[0]}" if bad else ""))
+
+
 def main():
     global VRAMTRACE
     folder = sys.argv[1]
@@ -725,6 +761,7 @@ def main():
                                                            "remember_request_for_debugging")),
         ("example torch_leak", lambda: check_example("example torch_leak.py", f"{folder}/example-torch_leak", "leak-suspect",
                                                             "handle (torch_leak.py:", "(torch_leak.py:")),
+        ("compile", lambda: check_compile("45 torch.compile", f"{folder}/compile")),
         ("example torch_cache", lambda: check_example("example torch_cache.py", f"{folder}/example-torch_cache", "cache-growth",
                                                              None, "(torch_cache.py:")),
     ]

@@ -146,6 +146,18 @@ wait $pid
 echo "sent $n" > "$d/signals.txt"
 fi
 
+# torch.compile in each mode and with expandable segments, dumped from outside while it compiles,
+# captures CUDA graphs and replays them (tests/gpu/torch_compile.py).
+if want compile; then
+d=$(scenario compile)
+for conf in "" expandable_segments:True; do
+  for m in default reduce-overhead max-autotune; do
+    PYTORCH_CUDA_ALLOC_CONF=$conf VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB timeout 300 \
+      python3 tests/gpu/torch_compile.py $m "$B/vramtrace" "$d/results.jsonl" > "$d/$m${conf:+-expandable}.txt" 2>&1
+  done
+done
+fi
+
 # The examples, with the README's commands (tests/gpu/examples.sh).
 if want examples; then
 sh tests/gpu/examples.sh "$R"
