@@ -76,6 +76,9 @@
 #define VT_COUNTER_LINE(name) VT_REC_COUNTER " " name " %llu\n"
 
 /* Counters (`counter NAME N`) that the reports read. */
+/* CUDA graph captures that were still under way when the dump was written: the driver was asked
+ * nothing of a context (free memory, pools, limits), which could have broken them. */
+#define VT_CTR_CAPTURING "capturing"
 #define VT_CTR_OOM_EVENTS "oom_events"
 #define VT_CTR_NATIVE_REUSED "native_reused"
 #define VT_CTR_SELF_HOOK_SAMPLES "self_hook_samples"

@@ -512,6 +512,32 @@ static void test_capture_runtime(const char *prog)
 #undef VT_NAMED
 }
 
+/* A dump while a CUDA graph is being captured in the global mode: asking the driver about a context from
+ * another thread would invalidate the capture (the fake driver does as the real one), so the dump asks
+ * nothing of a context, says so, and the capture ends well; the next dump asks as usual. */
+static void test_capture_dump(void)
+{
+    struct run r;
+    struct vt_dumpfile d[4];
+    const char *args[] = {"capdump", NULL};
+    run_prog(&r, "prog_driver", args, NULL, 1);
+    size_t n = load_dumps(&r, d, 4);
+    if (!ok(r.status == 0 && n == 3, "capdump: two API dumps and the exit dump")) {
+        diag("status %d, %zu dumps; out: %s; err: %s", r.status, n, r.out, r.err);
+        free_dumps(d, n);
+        run_free(&r);
+        return;
+    }
+    ok(strstr(r.out, "end-capture 0\n") != NULL, "the capture ends well: the dump broke nothing (%s)", r.out);
+    ok(vt_df_counter(&d[0], "capturing") == 1 && d[0].ndevices == 1 && d[0].devices[0].free == VT_DF_UNKNOWN &&
+           d[0].devices[0].reserved == 3 * MiB,
+       "the dump during it: capturing 1, free memory not asked (unknown), reserved from the table (3 MiB)");
+    ok(vt_df_counter(&d[1], "capturing") == 0 && d[1].ndevices == 1 && d[1].devices[0].free != VT_DF_UNKNOWN,
+       "the dump after it: the driver asked as usual");
+    free_dumps(d, n);
+    run_free(&r);
+}
+
 int main(void)
 {
     test_cross_thread();
@@ -526,6 +552,7 @@ int main(void)
     test_graph_memory();
     test_graph_generic();
     test_capture();
+    test_capture_dump();
     test_capture_runtime("prog_rt_shared");
     test_capture_runtime("prog_rt_static");
     return tap_done();

@@ -268,6 +268,10 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
             vt_human(v->total - v->free, a, sizeof a);
             vt_human(v->total, b, sizeof b);
             printf("  %-13s %s of %s (all processes)\n", "device used", a, b);
+        } else if (vt_df_counter(d, VT_CTR_CAPTURING)) {
+            printf("  %-13s not read: a CUDA graph was being captured when the dump was written, and asking the\n"
+                   "  %-13s driver then could have broken the capture (free memory, pools and limits left unknown)\n",
+                   "device used", "");
         }
     }
     vt_human(m->host_pinned, a, sizeof a);

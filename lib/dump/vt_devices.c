@@ -1,7 +1,11 @@
 /* Driver queries for dumps. cuMemGetInfo needs a current context: the dumper pushes a device's
  * primary context only when it is already active, so a dump never creates a context (which would
  * itself take hundreds of MiB). A query that fails leaves the figure unknown, never zero. */
+#include <stdatomic.h>
+#include <time.h>
+
 #include "vt_devices.h"
+#include "vt_hot.h"
 #include "vt_nvml.h"
 #include "vt_real.h"
 
@@ -67,7 +71,17 @@ static uint64_t vt_free_of(int dev, struct vt_devinfo *out)
     return result;
 }
 
-int vt_devices_query(struct vt_devinfo *out, int max, int max_seen)
+int vt_devices_settle_captures(void)
+{
+    int n;
+    for (int waited = 0; (n = atomic_load(&vt_hotdata.graph_captures)) > 0 && waited < VT_CAPTURE_WAIT_MS; waited++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return n > 0 ? n : 0;
+}
+
+int vt_devices_query(struct vt_devinfo *out, int max, int max_seen, int live)
 {
     if (!vt_real_driver_known())
         return 0;
@@ -82,7 +96,12 @@ int vt_devices_query(struct vt_devinfo *out, int max, int max_seen)
         size_t t;
         out[d].ordinal = d;
         out[d].total = total && total(&t, d) == CUDA_SUCCESS ? t : VT_UNKNOWN;
-        out[d].free = vt_free_of(d, &out[d]);
+        if (live) {
+            out[d].free = vt_free_of(d, &out[d]);
+        } else {
+            out[d].free = out[d].graph_reserved = out[d].graph_used = VT_UNKNOWN;
+            out[d].malloc_heap = out[d].stack_per_thread = out[d].resident_threads = out[d].printf_fifo = VT_UNKNOWN;
+        }
         /* Only where this process has a context: NVML would not list it elsewhere anyway. */
         out[d].process_used = out[d].free != VT_UNKNOWN ? vt_nvml_process_used(d) : VT_UNKNOWN;
     }

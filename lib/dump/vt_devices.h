@@ -28,8 +28,16 @@ struct vt_poolinfo {
     int threshold_known;
 };
 
-/* Devices 0..n-1 where n is the driver's count (or one past the highest device seen). */
-int vt_devices_query(struct vt_devinfo *out, int max, int max_seen);
+/* Devices 0..n-1 where n is the driver's count (or one past the highest device seen). live: 0 asks only
+ * the device's size, nothing of a context (free memory, limits, graph memory, NVML are left unknown). */
+int vt_devices_query(struct vt_devinfo *out, int max, int max_seen, int live);
+
+/* Waits, at most VT_CAPTURE_WAIT_MS, for the CUDA graph captures under way to end; returns how many
+ * still are. While a capture runs (torch.compile's CUDA graphs, torch.cuda.graph), a context call of
+ * another thread can invalidate it (the global capture mode forbids "unsafe" calls process-wide), so a
+ * dump then asks the driver nothing of a context, and says so. */
+#define VT_CAPTURE_WAIT_MS 1000
+int vt_devices_settle_captures(void);
 
 /* The default pool of each device, then the explicit pools, with their attributes. */
 size_t vt_pools_query(const struct vt_devinfo *devs, int ndev, const struct vt_pool *pools, size_t npools,

@@ -275,8 +275,12 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     /* At exit the driver may already be torn down (it is finalized before a preloaded library):
      * the exit dump asks it nothing. */
     int ask_driver = reason != VT_REASON_EXIT;
+    /* Nor, while a CUDA graph is being captured, anything of a context: that could break the capture. */
+    int capturing = ask_driver ? vt_devices_settle_captures() : 0;
     struct vt_devinfo devs[VT_MAX_DEVICES];
-    int ndev = ask_driver ? vt_devices_query(devs, VT_MAX_DEVICES, s->c.max_device) : 0;
+    int ndev = ask_driver ? vt_devices_query(devs, VT_MAX_DEVICES, s->c.max_device, !capturing) : 0;
+    if (capturing)
+        vt_outf(f, VT_COUNTER_LINE(VT_CTR_CAPTURING), (unsigned long long)capturing);
     for (int d = 0; d < ndev; d++) {
         vt_outf(f, VT_REC_DEVICE " %d", devs[d].ordinal);
         vt_put_u64(f, devs[d].total);
@@ -296,7 +300,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         }
     }
     struct vt_poolinfo pools[VT_MAX_DEVICES + 64];
-    size_t npools = vt_pools_query(devs, ndev, s->pools, s->npools, pools, sizeof pools / sizeof pools[0]);
+    size_t npools = capturing ? 0 : vt_pools_query(devs, ndev, s->pools, s->npools, pools, sizeof pools / sizeof pools[0]);
     for (size_t i = 0; i < npools; i++) {
         vt_outf(f, VT_REC_POOL " 0x%llx %d %s", (unsigned long long)pools[i].handle, pools[i].device,
                 pools[i].is_default ? "default" : "explicit");
@@ -370,7 +374,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     vt_modules_write(f);
     vt_write_stacks(f, s, bridge);
 
-    if (ask_driver)
+    if (ask_driver && !capturing)
         vt_devices_resolve(s->allocs, s->nallocs);
     struct vt_ticks_scale scale;
     vt_ticks_scale(&scale);

@@ -368,8 +368,12 @@ CUresult cuCtxGetDevice(CUdevice *dev)
     return CUDA_SUCCESS;
 }
 
+static int fake_capture_unsafe(void);
+
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
+    if (fake_capture_unsafe())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     int d = fake_current_dev();
     if (d < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -668,6 +672,8 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 
 CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
+    if (fake_capture_unsafe())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!pool || !value)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t v;
@@ -1242,19 +1248,25 @@ CUresult cuGraphDestroy(CUgraph graph)
 }
 
 /* Stream capture, one at a time: the stream being captured and the graph it makes. A free captured on
- * it is the graph's, done at a launch: the fake does nothing for it then (nor at the launch). */
+ * it is the graph's, done at a launch: the fake does nothing for it then (nor at the launch). As the real
+ * driver does in the global capture mode, a call that is not capture-safe made by another thread while
+ * the capture runs (fake_capture_unsafe) fails and invalidates the capture: its end then fails. */
 static CUstream fake_capture_stream;
 static CUgraph fake_capture_graph;
 static int fake_capturing;
+static _Atomic int fake_capture_global, fake_capture_broken;
+static pthread_t fake_capture_thread;
 
 CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
 {
-    (void)mode;
     if (fake_capturing)
         return CUDA_ERROR_ILLEGAL_STATE;
     CUresult r = cuGraphCreate(&fake_capture_graph, 0);
     if (r == CUDA_SUCCESS) {
         fake_capture_stream = stream;
+        fake_capture_thread = pthread_self();
+        fake_capture_broken = 0;
+        fake_capture_global = mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
         fake_capturing = 1;
     }
     return r;
@@ -1265,8 +1277,19 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
     if (!fake_capturing || stream != fake_capture_stream || !graph)
         return CUDA_ERROR_ILLEGAL_STATE;
     fake_capturing = 0;
+    fake_capture_global = 0;
+    if (fake_capture_broken)
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     *graph = fake_capture_graph;
     return CUDA_SUCCESS;
+}
+
+static int fake_capture_unsafe(void)
+{
+    if (!fake_capture_global || pthread_equal(pthread_self(), fake_capture_thread))
+        return 0;
+    fake_capture_broken = 1;
+    return 1;
 }
 
 CUresult cuStreamGetCaptureInfo_v3(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,

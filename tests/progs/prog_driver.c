@@ -491,6 +491,22 @@ static void mode_capture(void)
     prog_dump(); /* 3: nothing */
 }
 
+/* A dump asked for while a CUDA graph is being captured in the global mode (the capturing thread itself
+ * asks, so the capture is still open while the dump is written): the capture must survive. */
+static void mode_capdump(void)
+{
+    CUstream s;
+    CUgraph g;
+    CUdeviceptr p;
+    ctx();
+    prog_check(cuMemAlloc(&p, 3 * MiB) == CUDA_SUCCESS, "alloc");
+    prog_check(cuStreamCreate(&s, 0) == CUDA_SUCCESS, "stream");
+    prog_check(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS, "begin");
+    prog_dump();
+    printf("end-capture %d\n", (int)cuStreamEndCapture(s, &g));
+    prog_dump(); /* after it: the driver asked as usual */
+}
+
 NOINLINE void oom_alloc(size_t n)
 {
     CUdeviceptr p;
@@ -864,6 +880,8 @@ int main(int argc, char **argv)
         mode_frees();
     else if (!strcmp(mode, "capture"))
         mode_capture();
+    else if (!strcmp(mode, "capdump"))
+        mode_capdump();
     else if (!strcmp(mode, "graphmem"))
         mode_graphmem();
     else if (!strcmp(mode, "graphnode"))
