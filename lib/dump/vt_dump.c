@@ -359,9 +359,12 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 (unsigned long long)kc->bytes_freed);
     }
     vt_pycapture_write(f);
-    for (size_t i = 0; i < s->nunwatched; i++)
-        vt_outf(f, VT_REC_UNWATCHED " %s %llu\n", s->unwatched[i].name[0] ? s->unwatched[i].name : "-",
-                (unsigned long long)s->unwatched[i].count);
+    for (size_t i = 0; i < s->nunwatched; i++) {
+        /* The name a caller asked cuGetProcAddress for: any string it liked. */
+        vt_outs(f, VT_REC_UNWATCHED " ");
+        vt_out_text(f, s->unwatched[i].name, 1);
+        vt_outf(f, " %llu\n", (unsigned long long)s->unwatched[i].count);
+    }
     for (size_t i = 0; i < s->nfailed; i++) {
         const struct vt_failed *o = &s->failed[i];
         vt_outf(f, VT_REC_FAILED " %llu %s %llu %d %u %d %llu %llu %llu", (unsigned long long)o->seq, vt_fn_name(o->api),

@@ -22,12 +22,13 @@ static char vt_owners[VT_MAX_OWNERS][VT_OWNER_LEN] = {"other"}; /* 0: the overfl
 static int vt_nowners = 1;
 static pthread_mutex_t vt_owner_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The allocator's name as one word of the dump format. */
+/* The allocator's name as one word of the dump format: printable ASCII but the backslash, which starts an
+ * escape in a dump's text (common/vt_text.h). */
 static void vt_owner_word(const char *name, char *out)
 {
     size_t n = 0;
     for (; name && name[n] && n < VT_OWNER_LEN - 1; n++)
-        out[n] = name[n] > ' ' && name[n] < 127 ? name[n] : '_';
+        out[n] = name[n] > ' ' && name[n] < 127 && name[n] != '\\' ? name[n] : '_';
     out[n] = 0;
     if (!n)
         strcpy(out, "native");

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "vt_bridge.h"
+#include "vt_text.h"
 #include "vt_config.h"
 #include "vt_format.h"
 #include "vt_history.h"
@@ -173,10 +174,17 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
         status = vt_run_helper(j, &keep);
     }
     /* Our own record first, then what collect() wrote. */
-    char head[512];
+    /* Both details may hold what Python said (escaped by the bridge's Python half, vt_bridge.py) or our
+     * own words; anything not yet in a dump's escaped form is escaped here. */
+    char head[4096], detail[1024], histsafe[1024];
+    const char *why = j->err[0] && strcmp(status, "ok") ? j->err : "-";
+    if (!vt_text_is_escaped(why))
+        why = (vt_text_escape(detail, sizeof detail, why, strlen(why), 0), detail);
+    const char *h = hist;
+    if (!vt_text_is_escaped(h))
+        h = (vt_text_escape(histsafe, sizeof histsafe, hist, strlen(hist), 0), histsafe);
     int n = snprintf(head, sizeof head, VT_REC_PYTHON " %s %llu %llu %s\n" VT_REC_HISTORY " torch %s\n", status,
-                     (unsigned long long)j->wait_ns, (unsigned long long)j->run_ns,
-                     j->err[0] && strcmp(status, "ok") ? j->err : "-", hist);
+                     (unsigned long long)j->wait_ns, (unsigned long long)j->run_ns, why, h);
     size_t body = keep && j->text && !strcmp(status, "ok") ? strlen(j->text) : 0;
     char *out = malloc((size_t)n + body + 1);
     if (out) {
