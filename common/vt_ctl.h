@@ -13,9 +13,9 @@
  *   the target wrote, checked with fstat (a regular file of the target's uid), and never opens a path it
  *   was told or found.
  *
- * A request is one line, a word of VT_CTL_REQUESTS; the answer one line, "ok PATH" (PATH escaped as a
- * dump's text fields are, vt_text.h; "-" for a dump in memory) with the dump's descriptor attached, or
- * "error WHY". */
+ * A request is one message, VT_CTL_DUMP or VT_CTL_PEEK; the answer one message, "ok PATH" (PATH escaped
+ * as a dump's text fields are, vt_text.h; "-" for a dump in memory) with the dump's descriptor attached,
+ * or "error WHY"; before it, when the dumper is at work already, "busy WHAT" says what it is doing. */
 #ifndef VT_CTL_H
 #define VT_CTL_H
 
@@ -29,6 +29,7 @@
 #define VT_CTL_PEEK "peek"
 #define VT_CTL_OK "ok"
 #define VT_CTL_ERROR "error"
+#define VT_CTL_BUSY "busy"
 /* The longest line either side sends. */
 #define VT_CTL_LINE 4600
 

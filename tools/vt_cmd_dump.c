@@ -49,6 +49,8 @@ struct vt_target {
     double no_socket_since; /* its dumper runs but no socket was found, since then (0: not so) */
     int sock;             /* the connection, while the request is out */
     int peek;             /* a dump in memory was asked for */
+    double sent_at;       /* when the request went out */
+    char doing[600];      /* what its dumper said it was doing ("busy"), escaped; "" for nothing */
     unsigned peer_uid;    /* who answers on it */
     struct vt_dump_got *got;
 };
@@ -410,6 +412,7 @@ static void vt_target_step(struct vt_target *t, int peek)
         return;
     }
     t->peek = peek;
+    t->sent_at = vt_mono();
     int r = vt_ask(t, name, peek, why, sizeof why);
     if (r < 0)
         vt_fail_target(t, "%s", why);
@@ -428,6 +431,12 @@ static void vt_take_answer(struct vt_target *t)
         if (errno != ETIMEDOUT)
             vt_fail_target(t, "its answer could not be read (%s): it may be exiting",
                            errno == ECONNRESET ? "it closed the connection" : strerror(errno));
+        return;
+    }
+    size_t bl = strlen(VT_CTL_BUSY " ");
+    if (!strncmp(line, VT_CTL_BUSY " ", bl) && fd < 0) {
+        /* Its dumper is at work already: the answer comes later; what it said is kept for a timeout. */
+        vt_text_escape(t->doing, sizeof t->doing, line + bl, strlen(line + bl) < 140 ? strlen(line + bl) : 140, 0);
         return;
     }
     struct stat st;
@@ -562,6 +571,12 @@ int vt_dump_request(const long *pids, size_t npids, int peek, double timeout, in
                 vt_target_step(&t[i], peek);
             if (t[i].state == VT_T_SENT)
                 vt_take_answer(&t[i]);
+            /* A stopped process (SIGSTOP, a debugger) cannot answer: said now, not at the timeout. */
+            char state[64];
+            if (t[i].state == VT_T_SENT && vt_mono() - t[i].sent_at > 0.5 &&
+                vt_status_field(t[i].pid, "State", state, sizeof state) == 0 && (state[0] == 'T' || state[0] == 't'))
+                vt_fail_target(&t[i], "it is stopped (%s: SIGSTOP, Ctrl-Z or a debugger): it cannot answer until it "
+                                      "is continued (kill -CONT %ld)", state, t[i].pid);
             if (t[i].state == VT_T_SENT)
                 pf[npf++] = (struct pollfd){.fd = t[i].sock, .events = POLLIN};
             open += t[i].state == VT_T_WAIT || t[i].state == VT_T_SENT;
@@ -577,9 +592,12 @@ int vt_dump_request(const long *pids, size_t npids, int peek, double timeout, in
         failed++;
         if (t[i].state == VT_T_WAIT && !quiet_waiting)
             vt_fail_target(&t[i], "%s; waited %gs, not asked", t[i].waiting, timeout);
+        else if (t[i].state == VT_T_SENT && t[i].doing[0])
+            vt_fail_target(&t[i], "no dump within %gs. It was asked; its dumper was busy then (%s): a longer --timeout "
+                                  "may do", timeout, t[i].doing);
         else if (t[i].state == VT_T_SENT)
             vt_fail_target(&t[i], "no dump within %gs. It was asked, and its dumper has not answered: a dump of many "
-                                  "allocations can take longer (--timeout), or the process is stopped", timeout);
+                                  "allocations can take longer (--timeout)", timeout);
         else if (t[i].sock >= 0)
             close(t[i].sock);
     }

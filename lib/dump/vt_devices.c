@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "vt_devices.h"
+#include "vt_doing.h"
 #include "vt_hot.h"
 #include "vt_nvml.h"
 #include "vt_real.h"
@@ -74,6 +75,8 @@ static uint64_t vt_free_of(int dev, struct vt_devinfo *out)
 int vt_devices_settle_captures(void)
 {
     int n;
+    if (atomic_load(&vt_hotdata.graph_captures) > 0)
+        vt_doing_set("waiting for a CUDA graph capture to end (at most a second; then the driver is not asked)");
     for (int waited = 0; (n = atomic_load(&vt_hotdata.graph_captures)) > 0 && waited < VT_CAPTURE_WAIT_MS; waited++) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);

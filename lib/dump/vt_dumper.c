@@ -18,6 +18,7 @@
 #include "vt_bridge.h"
 #include "vt_config.h"
 #include "vt_history.h"
+#include "vt_doing.h"
 #include "vt_dumper.h"
 #include "vt_fd.h"
 #include "vt_listen.h"
@@ -143,7 +144,9 @@ static int vt_dump_own_to(enum vt_reason reason, enum vt_own_to to, char *path, 
     }
     struct vt_snapshot snap;
     int have_snap, r = 0;
+    vt_doing_set("starting a dump");
     char *bridge = vt_bridge_collect(reason, &snap, &have_snap);
+    vt_doing_set("writing a dump");
     if (to == VT_TO_METRICS) {
         vt_metrics_file_write(bridge, have_snap ? &snap : NULL);
     } else if (to == VT_TO_FILE) {
@@ -160,6 +163,7 @@ static int vt_dump_own_to(enum vt_reason reason, enum vt_own_to to, char *path, 
         *keep = r < 0 ? -1 : fd;
     }
     free(bridge);
+    vt_doing_set(NULL);
     atomic_store(&vt_own_busy, 0);
     return r;
 }

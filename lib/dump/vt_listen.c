@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "vt_ctl.h"
+#include "vt_doing.h"
 #include "vt_dumper.h"
 #include "vt_fd.h"
 #include "vt_listen.h"
@@ -70,6 +71,14 @@ static void vt_accept_one(void)
     if (!peek && strcmp(line, VT_CTL_DUMP)) {
         vt_refuse(c, "unknown request");
         return;
+    }
+    /* A dumper at work answers later: say now what it is doing, so the asker can tell slow from stuck. */
+    unsigned long ms;
+    const char *doing = vt_doing_get(&ms);
+    if (doing) {
+        char line[512];
+        snprintf(line, sizeof line, VT_CTL_BUSY " %s, for %lu ms\n", doing, ms);
+        vt_ctl_send(c, line, -1);
     }
     for (int i = 0; i < VT_LISTEN_SLOTS; i++) {
         int empty = 0;

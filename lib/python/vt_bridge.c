@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "vt_bridge.h"
+#include "vt_doing.h"
 #include "vt_text.h"
 #include "vt_config.h"
 #include "vt_format.h"
@@ -120,9 +121,13 @@ static const char *vt_run_helper(struct vt_job *j, int *keep)
      * us (torch's first snapshot with block history imports its symbolizer, seconds): that is waited
      * for, up to a much longer bound against a program whose Python hangs. */
     struct timespec gil_until = vt_deadline(vt_cfg.bridge_timeout), run_until = vt_deadline(VT_BRIDGE_RUN_MAX_S);
+    vt_doing_set("waiting for the program's GIL, to read its caching allocators (at most VRAMTRACE_BRIDGE_TIMEOUT)");
     pthread_mutex_lock(&vt_br_mu);
     while (!j->done && !j->got_gil && pthread_cond_timedwait(&vt_br_cv, &vt_br_mu, &gil_until) != ETIMEDOUT)
         ;
+    if (!j->done && j->got_gil)
+        vt_doing_set("reading the caching allocators in the program's interpreter (torch's first snapshot imports "
+                     "its symbolizer: seconds)");
     while (!j->done && j->got_gil && pthread_cond_timedwait(&vt_br_cv, &vt_br_mu, &run_until) != ETIMEDOUT)
         ;
     int done = j->done, got = j->got_gil;
