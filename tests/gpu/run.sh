@@ -150,10 +150,12 @@ fi
 # captures CUDA graphs and replays them (tests/gpu/torch_compile.py).
 if want compile; then
 d=$(scenario compile)
-for conf in "" expandable_segments:True; do
-  for m in default reduce-overhead max-autotune; do
+# COMPILE_ALLOC / COMPILE_MODES pick some (a short run): allocators "default expandable", the three modes.
+for alloc in ${COMPILE_ALLOC:-default expandable}; do
+  conf=; [ $alloc = expandable ] && conf=expandable_segments:True
+  for m in ${COMPILE_MODES:-default reduce-overhead max-autotune}; do
     PYTORCH_CUDA_ALLOC_CONF=$conf VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB timeout 300 \
-      python3 tests/gpu/torch_compile.py $m "$B/vramtrace" "$d/results.jsonl" > "$d/$m${conf:+-expandable}.txt" 2>&1
+      python3 tests/gpu/torch_compile.py $m "$B/vramtrace" "$d/results.jsonl" > "$d/$m-$alloc.txt" 2>&1
   done
 done
 fi
