@@ -692,6 +692,12 @@ def check_compile(name, folder):
     """torch.compile in each mode, dumped from outside while it compiles, captures and replays
     (tests/gpu/torch_compile.py): every ask answered with a dump within 2 s, the dumps' torch figures equal
     to memory_allocated()/memory_reserved() where nothing allocated meanwhile, results as eager's."""
+    cap = json.load(open(os.path.join(folder, "capture.json")))
+    ask = cap.get("ask", {})
+    check(name + " a dump asked for during a CUDA graph capture: it came within 2 s, said the capture was under way, "
+          "and the capture still succeeded and replays as eager",
+          ask.get("rc") == 0 and ask.get("secs", 99) <= 2.0 and (cap.get("capturing_counter") or 0) >= 1
+          and not cap.get("capture_error") and cap.get("replay_same_as_eager"), json.dumps(cap)[:600])
     recs = [json.loads(l) for l in open(os.path.join(folder, "results.jsonl")) if l.strip()]
     runs = sorted({(r["mode"], r["conf"]) for r in recs})
     for mode, conf in runs:

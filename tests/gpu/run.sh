@@ -150,6 +150,9 @@ fi
 # captures CUDA graphs and replays them (tests/gpu/torch_compile.py).
 if want compile; then
 d=$(scenario compile)
+# And a dump asked for while a CUDA graph is being captured (torch.cuda.graph): the capture must survive.
+VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB timeout 120 python3 tests/gpu/capture_dump.py "$B/vramtrace" "$d/capture.json" \
+  > "$d/capture.txt" 2>&1
 # COMPILE_ALLOC / COMPILE_MODES pick some (a short run): allocators "default expandable", the three modes.
 for alloc in ${COMPILE_ALLOC:-default expandable}; do
   conf=; [ $alloc = expandable ] && conf=expandable_segments:True
