@@ -8,6 +8,7 @@
 #include "vt_selfcost.h"
 #include "vt_stripe.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
 __thread int vt_self_on __attribute__((tls_model("initial-exec")));
@@ -138,8 +139,7 @@ void vt_selfcost_read(struct vt_selfcost *out)
 void vt_selfcost_atfork_child(void)
 {
     /* The child has none of our threads, and its own clocks start at zero. */
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    vt_reg_lock = mu;
+    vt_mutex_reset(&vt_reg_lock);
     for (int i = 0; i < VT_SELF_THREADS; i++)
         vt_reg[i].used = 0;
     vt_threads_done_ns = 0;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "vt_selfcost.h"
@@ -48,6 +49,12 @@ int vt_thread_start(void *(*fn)(void *), void *arg, const char *name)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return err;
+}
+
+void vt_mutex_reset(pthread_mutex_t *m)
+{
+    static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(m, &fresh, sizeof fresh);
 }
 
 struct timespec vt_deadline(double seconds)

@@ -12,6 +12,9 @@ int vt_thread_start(void *(*fn)(void *), void *arg, const char *name);
 /* Condition variables of vramtrace's threads wait on the monotonic clock: a deadline seconds from
  * now, and a condition variable set up for it. */
 struct timespec vt_deadline(double seconds);
+/* A fork child's copy of a lock another thread of the parent may have held: made new, unlocked (what the
+ * atfork child handlers of every module do with their locks). */
+void vt_mutex_reset(pthread_mutex_t *m);
 void vt_cond_init_monotonic(pthread_cond_t *c);
 
 #endif

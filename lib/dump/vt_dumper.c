@@ -463,10 +463,9 @@ void vt_dumper_atfork_child(void)
 {
     /* The dumper did not survive the fork; what it was asked for was the parent's. The child starts
      * its own at its first CUDA call. */
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_start_mu, &mu, sizeof mu);
-    memcpy(&vt_sync_mu, &mu, sizeof mu);
-    memcpy(&vt_inline_mu, &mu, sizeof mu);
+    vt_mutex_reset(&vt_start_mu);
+    vt_mutex_reset(&vt_sync_mu);
+    vt_mutex_reset(&vt_inline_mu);
     sem_destroy(&vt_wake);
     vt_dumper_init();
     atomic_store(&vt_started, 0);

@@ -14,6 +14,7 @@
 #include "vt_lock.h"
 #include "vt_stack.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 #define VT_MAX_OWNERS 32
 #define VT_OWNER_LEN 32
@@ -54,8 +55,7 @@ static uint64_t vt_owner_index(const char *name)
 
 void vt_blocks_atfork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_owner_lock, &mu, sizeof mu);
+    vt_mutex_reset(&vt_owner_lock);
 }
 
 const char *vt_block_owner(uint64_t index)

@@ -18,6 +18,7 @@
 #include "vt_hash.h"
 #include "vt_hot.h"
 #include "vt_real.h"
+#include "vt_thread.h"
 
 struct vt_gnode {
     uint64_t dptr, size;
@@ -154,8 +155,7 @@ CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph *graph)
 void vt_graph_atfork_child(void)
 {
     /* The parent's graphs mean nothing to a child that cannot use CUDA; only the lock must be free. */
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    vt_g_lock = mu;
+    vt_mutex_reset(&vt_g_lock);
 }
 
 CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps, size_t ndeps,

@@ -19,6 +19,7 @@
 #include "vt_nvtx.h"
 #include "vt_real.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 struct vt_heap {
     struct vt_heap *next;
@@ -59,8 +60,7 @@ static void vt_heap_keep(struct vt_heap *h, uintptr_t p)
 
 void vt_nvtx_atfork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_heaps_lock, &mu, sizeof mu);
+    vt_mutex_reset(&vt_heaps_lock);
 }
 
 static int vt_heap_drop(struct vt_heap *h, uintptr_t p)

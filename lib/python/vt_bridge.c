@@ -37,8 +37,7 @@ static int vt_br_busy; /* a helper thread is alive */
 
 void vt_bridge_atfork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_br_mu, &mu, sizeof mu);
+    vt_mutex_reset(&vt_br_mu);
     vt_cond_init_monotonic(&vt_br_cv);
     vt_br_busy = 0;
 }

@@ -23,6 +23,7 @@
 #include "vt_python.h"
 #include "vt_settings.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 /* ASKED: for the dumper to schedule; QUEUED: scheduled, for the main thread to run. IDLE: not to be
  * asked before the first dump (VRAMTRACE_TORCH_HISTORY=dump). SAMPLING: on and off in windows, from the
@@ -66,8 +67,7 @@ void vt_history_init(void)
 
 void vt_history_atfork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_hist_mu, &mu, sizeof mu);
+    vt_mutex_reset(&vt_hist_mu);
     vt_hist_queued = 0; /* the parent's main thread runs the switch it queued, not ours */
 }
 

@@ -314,9 +314,8 @@ void vt_pycapture_atfork_child(void)
 {
     /* The helper did not survive the fork, nor did the threads whose jobs it had queued, and its thread
      * state is the interpreter's to clean up. */
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     pthread_cond_t work = PTHREAD_COND_INITIALIZER;
-    memcpy(&vt_ph_mu, &mu, sizeof mu);
+    vt_mutex_reset(&vt_ph_mu);
     memcpy(&vt_ph_work, &work, sizeof work);
     vt_pycapture_init();
     vt_ph_queue = NULL;

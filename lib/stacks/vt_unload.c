@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "vt_thread.h"
 #include "vt_unload.h"
 
 #define VT_UNLOAD_RANGES 1024
@@ -51,6 +52,5 @@ int vt_unload_stale(uintptr_t pc, uint32_t gen)
 
 void vt_unload_atfork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_unload_mu, &mu, sizeof mu);
+    vt_mutex_reset(&vt_unload_mu);
 }

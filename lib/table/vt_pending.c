@@ -17,6 +17,7 @@
 #include "vt_log.h"
 #include "vt_pending.h"
 #include "vt_stripe.h"
+#include "vt_thread.h"
 
 #define VT_PEND_MAX 256
 #define VT_PEND_SLOTS (2 * VT_PEND_MAX) /* at most half full, tombstones included: the batch is emptied first */
@@ -263,6 +264,5 @@ void vt_pending_atfork_child(void)
         p->gone = p != vt_pend_me;
         vt_pend_unlock(p);
     }
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_pend_list_lock, &mu, sizeof mu);
+    vt_mutex_reset(&vt_pend_list_lock);
 }

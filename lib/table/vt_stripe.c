@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "vt_stripe.h"
+#include "vt_thread.h"
 
 struct vt_tally_line vt_tally_lines[VT_STRIPES];
 __thread unsigned vt_stripe_me __attribute__((tls_model("initial-exec")));
@@ -76,8 +77,7 @@ void vt_stripe_atfork_parent(void)
 
 void vt_stripe_atfork_child(void)
 {
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    vt_solo_mu = mu;
+    vt_mutex_reset(&vt_solo_mu);
     for (int k = 0; k < VT_STRIPES_SOLO; k++)
         vt_solo_taken[k] = vt_stripe_solo && vt_stripe_me == (unsigned)k + 1;
 }

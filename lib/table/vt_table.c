@@ -33,6 +33,7 @@
 #include "vt_slab.h"
 #include "vt_stripe.h"
 #include "vt_table.h"
+#include "vt_thread.h"
 
 struct vt_pnode {
     UT_hash_handle hh;
@@ -994,8 +995,7 @@ void vt_table_atfork_child(void)
     memset(vt_call_stripes, 0, sizeof vt_call_stripes);
     vt_unknown_frees = 0;
     vt_dropped = 0;
-    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    memcpy(&vt_snap_mu, &mu, sizeof mu);
+    vt_mutex_reset(&vt_snap_mu);
     vt_snap_active = 0;
     vt_tid = 0;
     vt_unlock_all();
