@@ -76,9 +76,9 @@ static void vt_accept_one(void)
     unsigned long ms;
     const char *doing = vt_doing_get(&ms);
     if (doing) {
-        char line[512];
-        snprintf(line, sizeof line, VT_CTL_BUSY " %s, for %lu ms\n", doing, ms);
-        vt_ctl_send(c, line, -1);
+        char busy[512];
+        snprintf(busy, sizeof busy, VT_CTL_BUSY " %s, for %lu ms\n", doing, ms);
+        vt_ctl_send(c, busy, -1);
     }
     for (int i = 0; i < VT_LISTEN_SLOTS; i++) {
         int empty = 0;
