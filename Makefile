@@ -5,10 +5,11 @@ BUILD := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-# The library by job (lib/*/: its hooks, the table, stacks, Python, dumping, and the process's own life);
-# common/, what the library and the command share (settings, file names, signal names, the reply
+# The library in floors, ground first: a file includes from its own floor and those below it, never from
+# one above (tests/floors.sh checks it at every build; lib/README.md says what each floor holds). common/,
+# what the library and the command share (settings, file names, the dump format's words, the control
 # protocol), built into both; tools/, the command.
-LIB_DIRS := lib/core lib/hooks lib/table lib/stacks lib/python lib/dump
+LIB_DIRS := lib/core lib/table lib/stacks lib/hooks lib/dump lib/bridges lib/roof
 INCS := -Iinclude -Icommon $(addprefix -I,$(LIB_DIRS)) -I$(BUILD)/lib
 HDRS := $(wildcard include/*.h common/*.h $(addsuffix /*.h,$(LIB_DIRS)))
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer $(INCS) -Itools -I$(CUDA_HOME)/include
@@ -22,7 +23,7 @@ CARRIED_RUNPATH := libunwind.so.8 libdw.so.1 libelf.so.1
 SHARED_SRC := $(wildcard common/*.c)
 SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
 # The reader's parser, model and Prometheus renderer are also the library's: its metrics file
-# (VRAMTRACE_METRICS) has the reports' own figures (lib/dump/vt_metrics_file.c).
+# (VRAMTRACE_METRICS) has the reports' own figures (lib/roof/vt_metrics_file.c).
 READER_IN_LIB := tools/vt_dumpfile.c tools/vt_model.c tools/vt_metrics.c tools/vt_frame.c tools/vt_units.c \
                  tools/vt_json.c tools/vt_views.c
 LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC) $(READER_IN_LIB)
@@ -75,11 +76,11 @@ $(BUILD)/%.o: %.c $(HDRS) $(wildcard tools/*.h tests/*.h) | check-deps
 	$(CC) $(ALL_CFLAGS) $(OBJ_FLAGS) -fPIC -c $< -o $@
 
 # The bridge's Python code, built into the library as a C string.
-$(BUILD)/lib/vt_bridge_py.h: lib/python/vt_bridge.py
+$(BUILD)/lib/vt_bridge_py.h: lib/bridges/vt_bridge.py
 	@mkdir -p $(dir $@)
-	{ echo '/* Generated from lib/python/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
+	{ echo '/* Generated from lib/bridges/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
-$(BUILD)/lib/python/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
+$(BUILD)/lib/stacks/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
 
 # The HTML report's page, built into the command as the two strings around its data marker.
 $(BUILD)/lib/vt_html_page.h: tools/html/report.html
@@ -178,10 +179,10 @@ $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/
 $(BUILD)/tests/cuda_leak: examples/cuda_leak.cu $(BUILD)/fake/libcudart.so
 	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -I$(CUDA_HOME)/include -o $@ -x c $< -x none $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
 # The walk's line-table reader and layouts on their own, for tests/progs/py_lines.py to call with ctypes.
-$(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/python/vt_pylines.o $(BUILD)/lib/python/vt_pylayout.o
+$(BUILD)/tests/libpy_lines.so: $(BUILD)/lib/stacks/vt_pylines.o $(BUILD)/lib/stacks/vt_pylayout.o
 	$(CC) -shared -o $@ $^
-$(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/python/vt_pylayout.o \
-                           $(BUILD)/lib/python/vt_pywalk.o $(BUILD)/lib/python/vt_pylines.o
+$(BUILD)/tests/t_pylayout: $(BUILD)/tests/t_pylayout.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/stacks/vt_pylayout.o \
+                           $(BUILD)/lib/stacks/vt_pywalk.o $(BUILD)/lib/stacks/vt_pylines.o
 	$(CC) -o $@ $^ -lpthread
 # The fake CuPy's native half (tests/fake/cupy): its name says cupy, as CuPy's modules' paths do.
 $(BUILD)/tests/libcupy_fake.so: $(BUILD)/tests/progs/cupy_fake.o $(BUILD)/fake/libcudart.so

@@ -3,7 +3,7 @@
 # host's L2) on the serving-shaped loop (bench/py_serving.py, fake runtime) with 2.5 MB of random lines
 # touched before each request, as a real program's work evicts the library's code and data between two
 # allocations. For each build of the library given, the instructions and the last level's code and data
-# misses of the library's own functions, per alloc+free pair, in all and by source folder (lib/python,
+# misses of the library's own functions, per alloc+free pair, in all and by source folder (lib/stacks,
 # lib/table, ...). The figures are deterministic for a build, so builds compare without rounds; what they
 # miss is what real caches add (prefetching, a larger L3): docs/performance.md pairs them with the H200.
 # "called": the C library's and the interpreter's functions a hook calls (see below).

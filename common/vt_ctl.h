@@ -2,7 +2,7 @@
  * by both halves. It does not depend on the dump signal staying vramtrace's (a program may take SIGUSR1
  * over after its first CUDA call), and each side proves who the other is:
  *
- * - The library's listener (lib/dump/vt_listen.c) binds an abstract Unix socket named
+ * - The library's listener (lib/roof/vt_listen.c) binds an abstract Unix socket named
  *   VT_CTL_PREFIX "<pid>.<random>" at its first CUDA call: nothing is left on disk, and it goes with
  *   the process. It answers only peers whose uid is its own or root's (SO_PEERCRED).
  * - The command never trusts the name: it finds the socket among the target's own open files

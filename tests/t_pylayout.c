@@ -1,4 +1,4 @@
-/* The frame walk's knowledge of CPython (lib/python/vt_pylayout.c, lib/python/vt_pylines.c) against each interpreter
+/* The frame walk's knowledge of CPython (lib/stacks/vt_pylayout.c, lib/stacks/vt_pylines.c) against each interpreter
  * on the machine: its struct offsets against the ones its own headers give (tests/progs/py_layout.c
  * compiled against them), its line tables read as the interpreter's PyCode_Addr2Line reads them for
  * every instruction of a few standard modules (tests/progs/py_lines.py), and, for 3.13, the offsets the

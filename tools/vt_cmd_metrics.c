@@ -6,7 +6,7 @@
  * at start (it is created, never replaced). When the process ends, or this command is stopped, FILE is
  * removed (if it is still ours), so no stale figures are scraped. It is for a
  * process started without VRAMTRACE_METRICS, with which the library keeps such a file itself
- * (lib/dump/vt_metrics_file.c, the same renderer). */
+ * (lib/roof/vt_metrics_file.c, the same renderer). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -24,7 +24,7 @@ int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size
 /* d's metrics into o's file, as a textfile collector wants them: written beside it under a name of its
  * own (FILE.XXXXXX.tmp, O_EXCL, mode 0644) and renamed into place, so a scrape never reads half of it. 0,
  * or -1 with why ("out of memory", or "cannot write FILE: ..."). `vramtrace metrics` and the library's
- * metrics file (lib/dump/vt_metrics_file.c) both write through it. */
+ * metrics file (lib/roof/vt_metrics_file.c) both write through it. */
 int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, char *why, size_t len);
 /* Removes the file, if it is still the one o put there last: never one that someone else put in its place. */
 void vt_metrics_release(struct vt_metrics_out *o);

@@ -190,7 +190,7 @@ static char *vt_py_frame_string(const struct vt_df_pyframe *f)
     return out;
 }
 
-/* The file name of vramtrace's own Python code (lib/python/vt_bridge.c compiles lib/python/vt_bridge.py under it):
+/* The file name of vramtrace's own Python code (lib/bridges/vt_bridge.c compiles lib/bridges/vt_bridge.py under it):
  * its memory hook for CuPy reports CuPy's blocks. */
 #define VT_BRIDGE_FILE "<vramtrace bridge>"
 

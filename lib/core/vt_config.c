@@ -12,6 +12,7 @@
 #include "vt_log.h"
 #include "vt_text.h"
 #include "vt_settings.h"
+#include "vt_module.h"
 
 extern char **environ;
 
@@ -155,3 +156,5 @@ void vt_config_load(void)
             vt_say("%s is not a vramtrace setting (ignored)", name);
     }
 }
+
+VT_MODULE(config, .init = vt_config_load);

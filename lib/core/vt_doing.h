@@ -1,5 +1,5 @@
 /* What the dumper is doing now, in words (static strings), so that a request that has to wait is told
- * why at once (lib/dump/vt_listen.c) instead of hearing nothing until its timeout. Set by whoever works
+ * why at once (lib/roof/vt_listen.c) instead of hearing nothing until its timeout. Set by whoever works
  * for a dump (the dumper, the bridges, the device queries); read from any thread. */
 #ifndef VT_DOING_H
 #define VT_DOING_H

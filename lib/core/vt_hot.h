@@ -25,7 +25,7 @@
 
 struct vt_pylayout;
 struct vt_hotdata {
-    atomic_int active;         /* vt_lifecycle.h: 2 once this process has made a CUDA call */
+    atomic_int active;         /* vt_module.h: 2 once this process has made a CUDA call */
     int tsc_mode;              /* vt_clock.h: 0 not decided, 1 the TSC, 2 nanoseconds */
     atomic_int graph_captures; /* vt_driver_graph.h: stream captures under way */
     atomic_int history_state;  /* vt_history.h */

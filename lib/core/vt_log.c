@@ -11,6 +11,7 @@
 
 #include "vt_log.h"
 #include "vt_sigguard.h"
+#include "vt_module.h"
 
 static atomic_int vt_said[VT_ONCE_COUNT];
 static atomic_int vt_released;
@@ -90,3 +91,5 @@ void vt_log_release(void)
         vt_write_err(vt_held, n);
     errno = saved;
 }
+
+VT_MODULE(log, .activate = vt_log_release);

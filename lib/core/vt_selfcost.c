@@ -7,8 +7,8 @@
 
 #include "vt_selfcost.h"
 #include "vt_stripe.h"
-#include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 __thread unsigned vt_self_tick __attribute__((tls_model("initial-exec")));
 __thread int vt_self_on __attribute__((tls_model("initial-exec")));
@@ -136,7 +136,7 @@ void vt_selfcost_read(struct vt_selfcost *out)
     out->process_ns = vt_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-void vt_selfcost_atfork_child(void)
+static void vt_selfcost_atfork_child(void)
 {
     /* The child has none of our threads, and its own clocks start at zero. */
     vt_mutex_reset(&vt_reg_lock);
@@ -146,3 +146,5 @@ void vt_selfcost_atfork_child(void)
     for (int i = 0; i < VT_STRIPES; i++)
         vt_self_samples[i].v = vt_self_outliers[i].v = vt_self_ticks[i].v = vt_self_py[i].v = vt_self_native[i].v = 0;
 }
+
+VT_MODULE(selfcost, .child = vt_selfcost_atfork_child);

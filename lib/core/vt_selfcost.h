@@ -66,6 +66,5 @@ int vt_self_thread_begin(void);
 void vt_self_thread_end(int slot);
 
 void vt_selfcost_read(struct vt_selfcost *out);
-void vt_selfcost_atfork_child(void);
 
 #endif

@@ -29,7 +29,7 @@
 #include "vt_unload.h"
 #include "vt_fd.h"
 #include "vt_selfcost.h"
-#include "vt_dumper.h"
+#include "vt_post.h"
 #include "vt_log.h"
 #include "vt_modules.h"
 #include "vt_out.h"
@@ -39,6 +39,7 @@
 #include "vt_sigguard.h"
 #include "vt_stack.h"
 #include "vt_table.h"
+#include "vt_module.h"
 
 #define VT_REASON_WORD(e, word) word,
 static const char *const vt_reason_names[] = {VT_REASONS(VT_REASON_WORD)};
@@ -55,13 +56,13 @@ static uint64_t vt_wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void vt_dump_init(void)
+static void vt_dump_init(void)
 {
     vt_start_mono = vt_now_ns();
     vt_start_wall = vt_wall_ns();
 }
 
-void vt_dump_atfork_child(void)
+static void vt_dump_atfork_child(void)
 {
     vt_dump_seq = 0;
     vt_cleaned = 0;
@@ -455,7 +456,7 @@ int vt_dump_write(enum vt_reason reason, const char *bridge, struct vt_snapshot 
         s = *given;
     else if (vt_table_snapshot(&s) < 0)
         return vt_fail(why, whylen, "out of memory: no dump written%s%s", "", "");
-    vt_dumper_progress();
+    vt_post_progress();
     char dirwhy[PATH_MAX + 128];
     const char *dir = vt_dump_dir(dirwhy, sizeof dirwhy);
     if (!dir) {
@@ -539,3 +540,5 @@ int vt_dump_write_fd(int fd, enum vt_reason reason, const char *bridge, struct v
     vt_snapshot_free(&s);
     return r;
 }
+
+VT_MODULE(dump, .init = vt_dump_init, .child = vt_dump_atfork_child);

@@ -34,7 +34,5 @@ const char *vt_dump_dir_used(void);
 uint64_t vt_dump_start_wall_ns(void);
 
 /* Process start, for the header (monotonic and wall clock, ns). */
-void vt_dump_init(void);
-void vt_dump_atfork_child(void);
 
 #endif

@@ -10,11 +10,11 @@
 
 #include "vramtrace.h"
 #include "vt_blocks.h"
-#include "vt_lifecycle.h"
 #include "vt_lock.h"
 #include "vt_stack.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 #define VT_MAX_OWNERS 32
 #define VT_OWNER_LEN 32
@@ -53,7 +53,7 @@ static uint64_t vt_owner_index(const char *name)
     return (uint64_t)i;
 }
 
-void vt_blocks_atfork_child(void)
+static void vt_blocks_atfork_child(void)
 {
     vt_mutex_reset(&vt_owner_lock);
 }
@@ -102,3 +102,5 @@ void vramtrace_block_free(const void *ptr)
         vt_count_unknown_free();
     errno = saved;
 }
+
+VT_MODULE(blocks, .child = vt_blocks_atfork_child);

@@ -7,6 +7,5 @@
 /* The name an allocator gave, by the index kept in its blocks' handle field. */
 const char *vt_block_owner(uint64_t index);
 /* In a fork child: the names' lock is free again. */
-void vt_blocks_atfork_child(void);
 
 #endif

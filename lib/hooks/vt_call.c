@@ -4,10 +4,10 @@
 
 #include "vt_call.h"
 #include "vt_devices.h"
-#include "vt_dumper.h"
-#include "vt_history.h"
+#include "vt_config.h"
+#include "vt_post.h"
 #include "vt_hot.h"
-#include "vt_lifecycle.h"
+#include "vt_module.h"
 #include "vt_pending.h"
 #include "vt_real.h"
 #include "vt_stack.h"
@@ -165,7 +165,7 @@ VT_HOT void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result,
         a->api = (uint16_t)c->api;
         a->stack = c->stack;
         vt_table_add(a);
-        vt_history_saw_alloc();
+        vt_post_alloc_seen();
     } else {
         vt_count_failure(c->api);
         if (oom) {
@@ -174,7 +174,8 @@ VT_HOT void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result,
             int dev = a->device;
             uint64_t free_then = a->kind == VT_KIND_ASYNC ? VT_UNKNOWN : vt_devices_free_now(&dev);
             vt_record_oom(c->api, a->size, dev, c->stack, result, free_then);
-            vt_dumper_request_oom();
+            if (vt_cfg.on_oom)
+                vt_post(VT_POST_OOM);
         }
     }
 }

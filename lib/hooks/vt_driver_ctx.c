@@ -1,7 +1,7 @@
 /* Driver hooks for context creation. A context is the first GPU memory a process holds (hundreds of
  * MiB in nvidia-smi before any allocation), so making one is what switches vramtrace on in a process
- * (vt_lifecycle.h); the calls themselves pass straight through and are not recorded. */
-#include "vt_lifecycle.h"
+ * (lib/core/vt_module.h); the calls themselves pass straight through and are not recorded. */
+#include "vt_module.h"
 #include "vt_real.h"
 
 #undef cuCtxCreate

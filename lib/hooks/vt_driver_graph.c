@@ -19,6 +19,7 @@
 #include "vt_hot.h"
 #include "vt_real.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 struct vt_gnode {
     uint64_t dptr, size;
@@ -152,7 +153,7 @@ CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph *graph)
     return vt_capture_ended(real(stream, graph));
 }
 
-void vt_graph_atfork_child(void)
+static void vt_graph_atfork_child(void)
 {
     /* The parent's graphs mean nothing to a child that cannot use CUDA; only the lock must be free. */
     vt_mutex_reset(&vt_g_lock);
@@ -400,3 +401,5 @@ CUresult cuGraphDestroy(CUgraph graph)
     }
     return r;
 }
+
+VT_MODULE(graph, .child = vt_graph_atfork_child);

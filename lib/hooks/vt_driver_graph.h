@@ -4,7 +4,6 @@
 #define VT_DRIVER_GRAPH_H
 
 /* In a fork child: the registry's lock, which another thread may have held, is free again. */
-void vt_graph_atfork_child(void);
 
 /* Stream capture turns stream-ordered calls into graph nodes. How many captures are under way
  * (vt_hotdata.graph_captures): while none is, the stream-ordered hooks ask nothing more. */

@@ -20,6 +20,7 @@
 #include "vt_real.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 struct vt_heap {
     struct vt_heap *next;
@@ -58,7 +59,7 @@ static void vt_heap_keep(struct vt_heap *h, uintptr_t p)
     h->regions[h->n++] = p;
 }
 
-void vt_nvtx_atfork_child(void)
+static void vt_nvtx_atfork_child(void)
 {
     vt_mutex_reset(&vt_heaps_lock);
 }
@@ -265,3 +266,5 @@ int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
     }
     return 1;
 }
+
+VT_MODULE(nvtx, .child = vt_nvtx_atfork_child);

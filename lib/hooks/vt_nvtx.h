@@ -3,6 +3,5 @@
 #define VT_NVTX_H
 
 /* In a fork child: the heaps' lock is free again (the thread that held it is not there). */
-void vt_nvtx_atfork_child(void);
 
 #endif

@@ -16,13 +16,6 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 
 void *(*vt_real_dlsym)(void *, const char *);
 
-static const char *const vt_names[VT_FN_COUNT] = {
-#define VT_NAME_ITEM(n) [VT_FN_##n] = #n,
-    VT_DRIVER_WRAPPED(VT_NAME_ITEM) VT_DRIVER_HELPERS(VT_NAME_ITEM) VT_RUNTIME_WRAPPED(VT_NAME_ITEM)
-    VT_PUBLIC_HOOKS(VT_NAME_ITEM)
-#undef VT_NAME_ITEM
-};
-
 static void *const vt_wrappers[VT_FN_DRIVER_WRAPPED_END] = {
 #define VT_WRAP_ITEM(n) [VT_FN_##n] = (void *)&n,
     VT_DRIVER_WRAPPED(VT_WRAP_ITEM)
@@ -33,11 +26,6 @@ static _Atomic(void *) vt_slots[VT_FN_COUNT] __attribute__((aligned(64)));
 _Static_assert(VT_FN_PAIRS_SAME_LINE(sizeof(void *)), "a stream-ordered allocation's real pointer and its free's share a line");
 static atomic_int vt_driver_done;
 static pthread_mutex_t vt_real_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const char *vt_fn_name(enum vt_fn f)
-{
-    return (f >= 0 && f < VT_FN_COUNT && vt_names[f]) ? vt_names[f] : "?";
-}
 
 void vt_real_dlsym_resolve(void)
 {
@@ -69,7 +57,7 @@ static void vt_resolve_driver(void)
         if (h) {
             for (int f = 0; f < VT_FN_DRIVER_END; f++) {
                 void *expected = NULL;
-                void *p = vt_lookup(h, vt_names[f]);
+                void *p = vt_lookup(h, vt_fn_name(f));
                 if (p)
                     atomic_compare_exchange_strong(&vt_slots[f], &expected, p);
             }
@@ -101,9 +89,9 @@ static int vt_rt_visit(struct dl_phdr_info *info, size_t size, void *data)
 /* Runtime: the global scope first; then any loaded libcudart, since Python loads torch's privately. */
 static void *vt_resolve_runtime(enum vt_fn f)
 {
-    void *p = vt_lookup(RTLD_NEXT, vt_names[f]);
+    void *p = vt_lookup(RTLD_NEXT, vt_fn_name(f));
     if (!p) {
-        struct vt_rt_search s = {vt_names[f], NULL};
+        struct vt_rt_search s = {vt_fn_name(f), NULL};
         dl_iterate_phdr(vt_rt_visit, &s);
         p = s.found;
     }
@@ -153,7 +141,7 @@ void *vt_route_pointer(void *p)
 void *vt_route_name(const char *name, enum vt_fn *fout)
 {
     for (int f = 0; f < VT_FN_DRIVER_WRAPPED_END; f++) {
-        if (strcmp(vt_names[f], name) == 0) {
+        if (strcmp(vt_fn_name(f), name) == 0) {
             *fout = (enum vt_fn)f;
             return vt_wrappers[f];
         }

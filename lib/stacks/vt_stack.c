@@ -39,6 +39,7 @@
 #include "vt_table.h"
 #include "vt_tcache.h"
 #include "vt_unload.h"
+#include "vt_module.h"
 
 #define VT_STACK_SHARDS 16
 static struct {
@@ -75,7 +76,7 @@ static void vt_unwind_once(void *arg)
     unw_backtrace(pc, 2);
 }
 
-void vt_stack_prepare(void)
+static void vt_stack_prepare(void)
 {
     if (vt_cfg.depth <= 0)
         return;
@@ -89,7 +90,7 @@ void vt_stack_prepare(void)
     vt_fd_above(vt_unwind_once, NULL);
 }
 
-void vt_stack_init(void)
+static void vt_stack_init(void)
 {
     vt_modules_code_range((const void *)&vt_stack_init, &vt_hotdata.self_lo, &vt_hotdata.self_hi);
     pthread_once(&vt_shards_once, vt_shards_init);
@@ -335,7 +336,7 @@ const struct vt_stack *vt_stack_all(uint32_t *count)
     return head;
 }
 
-void vt_stack_atfork_prepare(void)
+static void vt_stack_atfork_prepare(void)
 {
     atomic_store(&vt_forking, 1);
     /* Unwinds take microseconds; the bound only keeps a fork from waiting forever on a thread that
@@ -355,13 +356,13 @@ static void vt_stack_unlock_all(void)
         pthread_mutex_unlock(&vt_shards[i].lock);
 }
 
-void vt_stack_atfork_parent(void)
+static void vt_stack_atfork_parent(void)
 {
     vt_stack_unlock_all();
     atomic_store(&vt_forking, 0);
 }
 
-void vt_stack_atfork_child(void)
+static void vt_stack_atfork_child(void)
 {
     /* The child's code is the parent's: interned stacks stay valid there. */
     vt_stack_unlock_all();
@@ -370,3 +371,5 @@ void vt_stack_atfork_child(void)
     vt_tally_clear(VT_TALLY_REUSED);
     atomic_store(&vt_forking, 0);
 }
+
+VT_MODULE(stack, .init = vt_stack_init, .activate = vt_stack_prepare, .prepare = vt_stack_atfork_prepare, .parent = vt_stack_atfork_parent, .child = vt_stack_atfork_child);

@@ -7,6 +7,7 @@
 
 #include "vt_thread.h"
 #include "vt_unload.h"
+#include "vt_module.h"
 
 #define VT_UNLOAD_RANGES 1024
 
@@ -50,7 +51,9 @@ int vt_unload_stale(uintptr_t pc, uint32_t gen)
     return stale;
 }
 
-void vt_unload_atfork_child(void)
+static void vt_unload_atfork_child(void)
 {
     vt_mutex_reset(&vt_unload_mu);
 }
+
+VT_MODULE(unload, .child = vt_unload_atfork_child);

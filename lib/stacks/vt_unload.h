@@ -14,6 +14,5 @@ uint32_t vt_unload_gen(void);
 void vt_unload_note(uintptr_t lo, uintptr_t hi);
 /* Whether pc, in a stack taken at generation gen, lies in code unloaded since (the dumper's question). */
 int vt_unload_stale(uintptr_t pc, uint32_t gen);
-void vt_unload_atfork_child(void);
 
 #endif

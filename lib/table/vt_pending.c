@@ -18,6 +18,7 @@
 #include "vt_pending.h"
 #include "vt_stripe.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 #define VT_PEND_MAX 256
 #define VT_PEND_SLOTS (2 * VT_PEND_MAX) /* at most half full, tombstones included: the batch is emptied first */
@@ -240,21 +241,21 @@ size_t vt_pending_fold_all(uint64_t *longest)
     return folded;
 }
 
-void vt_pending_atfork_prepare(void)
+static void vt_pending_atfork_prepare(void)
 {
     pthread_mutex_lock(&vt_pend_list_lock);
     for (struct vt_pend *p = vt_pend_list; p; p = p->next)
         vt_pend_lock(p);
 }
 
-void vt_pending_atfork_parent(void)
+static void vt_pending_atfork_parent(void)
 {
     for (struct vt_pend *p = vt_pend_list; p; p = p->next)
         vt_pend_unlock(p);
     pthread_mutex_unlock(&vt_pend_list_lock);
 }
 
-void vt_pending_atfork_child(void)
+static void vt_pending_atfork_child(void)
 {
     /* The parent's GPU memory is not the child's, and its other threads are gone: every batch is
      * emptied, and all but this thread's are free for the child's new threads. */
@@ -266,3 +267,5 @@ void vt_pending_atfork_child(void)
     }
     vt_mutex_reset(&vt_pend_list_lock);
 }
+
+VT_MODULE(pending, .prepare = vt_pending_atfork_prepare, .parent = vt_pending_atfork_parent, .child = vt_pending_atfork_child);

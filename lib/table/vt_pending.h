@@ -37,8 +37,5 @@ const struct vt_alloc *vt_pending_take(uint64_t addr, uint8_t space);
  * the longest a batch's lock was held for it: what its thread may have waited. */
 size_t vt_pending_fold_all(uint64_t *longest) __attribute__((cold));
 
-void vt_pending_atfork_prepare(void);
-void vt_pending_atfork_parent(void);
-void vt_pending_atfork_child(void);
 
 #endif

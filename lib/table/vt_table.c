@@ -34,6 +34,7 @@
 #include "vt_stripe.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 struct vt_pnode {
     UT_hash_handle hh;
@@ -955,17 +956,17 @@ void vt_snapshot_free(struct vt_snapshot *s)
     s->pools = NULL;
 }
 
-void vt_table_atfork_prepare(void)
+static void vt_table_atfork_prepare(void)
 {
     vt_lock_all();
 }
 
-void vt_table_atfork_parent(void)
+static void vt_table_atfork_parent(void)
 {
     vt_unlock_all();
 }
 
-void vt_table_atfork_child(void)
+static void vt_table_atfork_child(void)
 {
     /* The parent's GPU memory is not the child's: start from an empty table. */
     for (int i = 0; i < VT_SHARDS; i++) {
@@ -1000,3 +1001,5 @@ void vt_table_atfork_child(void)
     vt_tid = 0;
     vt_unlock_all();
 }
+
+VT_MODULE(table, .prepare = vt_table_atfork_prepare, .parent = vt_table_atfork_parent, .child = vt_table_atfork_child);

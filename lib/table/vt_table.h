@@ -178,8 +178,5 @@ void vt_table_fold(unsigned stripe, const struct vt_alloc *e, const uint8_t *fla
 int vt_table_snapshot(struct vt_snapshot *s);
 void vt_snapshot_free(struct vt_snapshot *s);
 
-void vt_table_atfork_prepare(void);
-void vt_table_atfork_parent(void);
-void vt_table_atfork_child(void);
 
 #endif

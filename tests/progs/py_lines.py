@@ -1,4 +1,4 @@
-# For tests/t_pylayout.c: vramtrace's line-table reader (lib/python/vt_pylines.c, built as LIB) against the
+# For tests/t_pylayout.c: vramtrace's line-table reader (lib/stacks/vt_pylines.c, built as LIB) against the
 # interpreter's own PyCode_Addr2Line, for every instruction of every code object of some standard
 # modules and of this file. Prints "checked N mismatched M" and the first mismatches.
 #   py_lines.py LIB

@@ -29,6 +29,7 @@
 #include "vt_python.h"
 #include "vt_stripe.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 enum { VT_JOB_QUEUED, VT_JOB_TAKEN, VT_JOB_DONE };
 
@@ -56,7 +57,7 @@ static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
 #define VT_PC_COUNT(c) vt_tally_add(c, 1)
 static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
 
-void vt_pycapture_init(void)
+static void vt_pycapture_init(void)
 {
     vt_cond_init_monotonic(&vt_ph_done);
 }
@@ -310,7 +311,7 @@ void vt_pycapture_write(struct vt_out *f)
             (unsigned long long)vt_py_state_read());
 }
 
-void vt_pycapture_atfork_child(void)
+static void vt_pycapture_atfork_child(void)
 {
     /* The helper did not survive the fork, nor did the threads whose jobs it had queued, and its thread
      * state is the interpreter's to clean up. */
@@ -332,3 +333,5 @@ void vt_pycapture_atfork_child(void)
     vt_pc_busy = 0;
     vt_py_atfork_child();
 }
+
+VT_MODULE(pycapture, .init = vt_pycapture_init, .child = vt_pycapture_atfork_child);

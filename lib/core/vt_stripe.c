@@ -6,6 +6,7 @@
 
 #include "vt_stripe.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 struct vt_tally_line vt_tally_lines[VT_STRIPES];
 __thread unsigned vt_stripe_me __attribute__((tls_model("initial-exec")));
@@ -65,19 +66,21 @@ unsigned vt_stripe_pick(void)
     return (unsigned)i;
 }
 
-void vt_stripe_atfork_prepare(void)
+static void vt_stripe_atfork_prepare(void)
 {
     pthread_mutex_lock(&vt_solo_mu);
 }
 
-void vt_stripe_atfork_parent(void)
+static void vt_stripe_atfork_parent(void)
 {
     pthread_mutex_unlock(&vt_solo_mu);
 }
 
-void vt_stripe_atfork_child(void)
+static void vt_stripe_atfork_child(void)
 {
     vt_mutex_reset(&vt_solo_mu);
     for (int k = 0; k < VT_STRIPES_SOLO; k++)
         vt_solo_taken[k] = vt_stripe_solo && vt_stripe_me == (unsigned)k + 1;
 }
+
+VT_MODULE(stripe, .prepare = vt_stripe_atfork_prepare, .parent = vt_stripe_atfork_parent, .child = vt_stripe_atfork_child);

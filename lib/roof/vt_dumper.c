@@ -1,14 +1,13 @@
-/* vt_dumper.h. The thread sleeps on a semaphore (posted by the signal handler, async-signal-safe, and
- * by every other request) with a timeout for the next interval dump, history retry or delayed OOM
- * dump. Requests are flags; a request that arrives during a dump gives one more dump after it, so
- * the answer to a signal is always a dump taken after the signal. The program's threads wait for
+/* vt_dumper.h. The thread sleeps on the post box (lib/core/vt_post.h: the signal handler, the dump
+ * socket's listener, the hooks and the bridges post there) with a timeout for the next interval dump,
+ * history retry or delayed OOM dump. A request that arrives during a dump gives one more dump after it,
+ * so the answer to a signal is always a dump taken after the signal. The program's threads wait for
  * vramtrace_dump() and the exit dump through one request slot. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <stdio.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,8 @@
 #include "vt_listen.h"
 #include "vt_metrics_file.h"
 #include "vt_log.h"
+#include "vt_module.h"
+#include "vt_post.h"
 #include "vt_signal.h"
 #include "vt_table.h"
 #include "vt_thread.h"
@@ -42,14 +43,11 @@ struct vt_sync {
 
 static struct vt_sync vt_exit_req;
 
-static sem_t vt_wake;
 static atomic_int vt_started; /* 0 not yet, 1 running, -1 could not start */
-static atomic_int vt_want_signal, vt_want_oom, vt_want_request;
 static atomic_int vt_exiting;   /* exit() began: no dump of the dumper's own may start (the driver is being
                                    torn down by the libraries' destructors) */
 static atomic_int vt_exit_taken; /* the exit dump was asked for: nothing may follow it */
 static atomic_int vt_own_busy;   /* the dumper is writing a dump of its own (signal, interval, OOM) */
-static atomic_ulong vt_progress_count;
 static pthread_mutex_t vt_start_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t vt_sync_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vt_sync_cv; /* monotonic */
@@ -61,46 +59,9 @@ static pthread_mutex_t vt_inline_mu = PTHREAD_MUTEX_INITIALIZER;
 static char **vt_kept;
 static size_t vt_nkept, vt_kept_cap;
 
-void vt_dumper_progress(void)
+static void vt_dumper_init(void)
 {
-    atomic_fetch_add_explicit(&vt_progress_count, 1, memory_order_relaxed);
-}
-
-void vt_dumper_init(void)
-{
-    sem_init(&vt_wake, 0, 0);
     vt_cond_init_monotonic(&vt_sync_cv);
-}
-
-void vt_dumper_wake_signal(void)
-{
-    atomic_store(&vt_want_signal, 1);
-    sem_post(&vt_wake);
-}
-
-void vt_dumper_wake_request(void)
-{
-    atomic_store(&vt_want_request, 1);
-    sem_post(&vt_wake);
-}
-
-void vt_dumper_request_oom(void)
-{
-    if (!vt_cfg.on_oom || atomic_exchange(&vt_want_oom, 1))
-        return;
-    int saved = errno;
-    sem_post(&vt_wake);
-    errno = saved;
-}
-
-int vt_dumper_request_history(void)
-{
-    if (atomic_load(&vt_started) != 1)
-        return -1;
-    int saved = errno;
-    sem_post(&vt_wake); /* the dumper looks at the history's state at every pass */
-    errno = saved;
-    return 0;
 }
 
 static void vt_keep_interval(const char *path)
@@ -249,39 +210,31 @@ static void *vt_dumper_main(void *arg)
         uint64_t now = vt_now_ns();
         uint64_t due = vt_min_due(next_interval, hist_ms >= 0 ? now + (uint64_t)hist_ms * 1000000u : 0);
         due = vt_min_due(due, next_metrics);
-        if (atomic_load(&vt_want_oom))
+        if (vt_post_up(VT_POST_OOM))
             due = vt_min_due(due, oom_after > now ? oom_after : now);
-        if (due && due <= now) {
-            /* Due already: look at the requests without sleeping. */
-        } else if (due) {
-            struct timespec t = {(time_t)(due / 1000000000u), (long)(due % 1000000000u)};
-            while (sem_clockwait(&vt_wake, CLOCK_MONOTONIC, &t) != 0 && errno == EINTR)
-                ;
-        } else {
-            while (sem_wait(&vt_wake) != 0 && errno == EINTR)
-                ;
-        }
-        while (sem_trywait(&vt_wake) == 0)
-            ; /* every request is a flag: one pass serves all the posts */
-        vt_dumper_progress();
+        vt_post_wait(due);
+        vt_post_progress();
+        vt_post_take(VT_POST_SYNC);
         vt_serve_sync();
         if (atomic_load(&vt_exiting)) {
             next_interval = next_metrics = 0; /* nothing follows the exit dump: sleep until the process ends */
-            atomic_store(&vt_want_oom, 0);
-            if (atomic_exchange(&vt_want_request, 0))
+            vt_post_take(VT_POST_OOM);
+            vt_post_take(VT_POST_HISTORY);
+            if (vt_post_take(VT_POST_REQUEST))
                 vt_serve_requests(); /* each is told the process is exiting */
             continue;
         }
+        vt_post_take(VT_POST_HISTORY); /* the history's state is looked at in every pass */
         vt_history_work(); /* a request, or a window of torch's history that ends or begins */
         now = vt_now_ns();
-        if (atomic_load(&vt_want_oom) && now >= oom_after) {
-            atomic_store(&vt_want_oom, 0);
+        if (vt_post_up(VT_POST_OOM) && now >= oom_after) {
+            vt_post_take(VT_POST_OOM);
             vt_dump_own(VT_REASON_OOM, NULL, 0, NULL, 0);
             oom_after = vt_now_ns() + (uint64_t)VT_OOM_DUMP_GAP_S * 1000000000u;
         }
-        if (atomic_exchange(&vt_want_signal, 0))
+        if (vt_post_take(VT_POST_SIGNAL))
             vt_dump_own(VT_REASON_SIGNAL, NULL, 0, NULL, 0);
-        if (atomic_exchange(&vt_want_request, 0))
+        if (vt_post_take(VT_POST_REQUEST))
             vt_serve_requests();
         if (next_metrics && vt_now_ns() >= next_metrics) {
             vt_dump_own_to(VT_REASON_INTERVAL, VT_TO_METRICS, NULL, 0, NULL, 0, NULL);
@@ -310,8 +263,10 @@ int vt_dumper_start(void)
         int err = vt_thread_start(vt_dumper_main, NULL, "vramtrace");
         s = err ? -1 : 1;
         atomic_store(&vt_started, s);
-        if (!err)
+        if (!err) {
+            vt_post_open();
             vt_listen_start();
+        }
         if (err)
             vt_say_once(VT_ONCE_THREAD, "cannot start the dumper thread: %s; no dumps on signal, interval or "
                         "out-of-memory", strerror(err));
@@ -335,14 +290,14 @@ struct vt_watch {
 
 static void vt_watch_start(struct vt_watch *w)
 {
-    w->seen = atomic_load(&vt_progress_count);
+    w->seen = vt_post_progress_count();
     w->last_move = vt_now_ns();
     w->limit = (uint64_t)(vt_stall_limit() * 1e9);
 }
 
 static int vt_watch_stalled(struct vt_watch *w)
 {
-    unsigned long now_seen = atomic_load(&vt_progress_count);
+    unsigned long now_seen = vt_post_progress_count();
     if (now_seen != w->seen) {
         w->seen = now_seen;
         w->last_move = vt_now_ns();
@@ -360,7 +315,7 @@ static int vt_sync_run(struct vt_sync *r)
     for (;;) {
         if (!r->done && vt_sync_req != r && !vt_sync_req) {
             vt_sync_req = r;
-            sem_post(&vt_wake);
+            vt_post(VT_POST_SYNC);
         }
         if (r->done)
             break;
@@ -459,23 +414,32 @@ void vt_dumper_exit(int want_dump)
     vt_sync_dump(VT_REASON_EXIT, NULL, NULL, 0, NULL, 0);
 }
 
-void vt_dumper_atfork_child(void)
+/* The dumper did not survive the fork; what it was asked for was the parent's. The child starts its
+ * own at its first CUDA call. */
+static void vt_dumper_child(void)
 {
-    /* The dumper did not survive the fork; what it was asked for was the parent's. The child starts
-     * its own at its first CUDA call. */
     vt_mutex_reset(&vt_start_mu);
     vt_mutex_reset(&vt_sync_mu);
     vt_mutex_reset(&vt_inline_mu);
-    sem_destroy(&vt_wake);
     vt_dumper_init();
     atomic_store(&vt_started, 0);
-    atomic_store(&vt_want_signal, 0);
-    atomic_store(&vt_want_oom, 0);
-    atomic_store(&vt_want_request, 0);
-    vt_listen_atfork_child();
     atomic_store(&vt_own_busy, 0);
     vt_sync_req = NULL;
     for (size_t i = 0; i < vt_nkept; i++)
         free(vt_kept[i]);
     vt_nkept = 0;
 }
+
+/* Started at activation, after the signal's handler (vt_signal.c): the thread's name is what vramtrace
+ * dump takes as the sign that signals are handled. What stops it at exit is registered then, after the
+ * libraries loaded so far registered theirs, so that it runs before their destructors (and before the
+ * driver's teardown). A fork child keeps it. */
+void vt_dumper_up(void)
+{
+    vt_dumper_start();
+    static atomic_int registered;
+    if (!atomic_exchange(&registered, 1))
+        atexit(vt_dumper_quiesce);
+}
+
+VT_MODULE(dumper, .init = vt_dumper_init, .activate = vt_dumper_up, .child = vt_dumper_child);

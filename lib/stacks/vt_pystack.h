@@ -35,8 +35,5 @@ uint32_t vt_pystack_count(void);
 void vt_pystack_counters(uint64_t *frames, uint64_t *code_reads, uint64_t *lookups);
 void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base);
 
-void vt_pystack_atfork_prepare(void);
-void vt_pystack_atfork_parent(void);
-void vt_pystack_atfork_child(void);
 
 #endif

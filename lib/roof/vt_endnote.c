@@ -14,7 +14,7 @@
 #include "vt_dump.h"
 #include "vt_endnote.h"
 #include "vt_hot.h"
-#include "vt_lifecycle.h"
+#include "vt_module.h"
 #include "vt_log.h"
 #include "vt_paths.h"
 

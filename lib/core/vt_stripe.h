@@ -97,8 +97,5 @@ static inline void vt_tally_clear(enum vt_tally t)
 }
 
 /* Fork: no pick under way in the child, and the stripes of threads that did not follow are free. */
-void vt_stripe_atfork_prepare(void);
-void vt_stripe_atfork_parent(void);
-void vt_stripe_atfork_child(void);
 
 #endif

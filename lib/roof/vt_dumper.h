@@ -10,19 +10,10 @@
 
 #include "vt_dump.h"
 
-void vt_dumper_init(void);
 /* Starts the thread if it is not running; 0 when it runs. */
 int vt_dumper_start(void);
-/* From the signal handler: async-signal-safe. */
-void vt_dumper_wake_signal(void);
-/* A request came over the dump socket (vt_listen.h). */
-void vt_dumper_wake_request(void);
-/* An out-of-memory failure was recorded: a dump soon (at most one per VT_OOM_DUMP_GAP_S seconds). */
-void vt_dumper_request_oom(void) __attribute__((cold));
-/* Asks the dumper to see about torch's block history (lib/python/vt_history.c); -1 when it does not run. */
-int vt_dumper_request_history(void);
-/* The dump being written moved on (a thread waiting for it tells slow from stuck by this). */
-void vt_dumper_progress(void);
+/* Starts it, and registers what stops it at exit (vramtrace_dump() and activation). */
+void vt_dumper_up(void);
 /* A dump for the calling thread (reason api), waited for; the bridges' records were collected by
  * the caller (bridge, snap: handed over). 0 with its path, or -1. */
 int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *path, size_t len);
@@ -31,7 +22,6 @@ int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *p
 void vt_dumper_quiesce(void);
 /* The destructor: no dump may follow; writes the exit dump when asked to (bounded wait). */
 void vt_dumper_exit(int want_dump);
-void vt_dumper_atfork_child(void);
 
 #define VT_OOM_DUMP_GAP_S 10
 

@@ -1,6 +1,6 @@
 /* The CPython API, looked up in the global scope once (the interpreter exports it, whether it is
  * linked into the executable or loaded as libpython). Only public entry points are used; a process
- * without them simply has no bridges. The bridge's own Python code (lib/python/vt_bridge.py, built in as
+ * without them simply has no bridges. The bridge's own Python code (lib/bridges/vt_bridge.py, built in as
  * vt_bridge_py) is compiled on first use into a namespace of its own, so the program's modules and
  * globals are never touched. Reading a thread's frames needs the frame API of 3.9 and later; the
  * versions vramtrace knows are 3.9 to 3.13, any other is left alone (said once). */

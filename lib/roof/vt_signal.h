@@ -8,7 +8,6 @@
 #define VT_SIGNAL_H
 
 /* Installs the handler for vt_cfg.signal (once per process image; a fork child keeps the parent's). */
-void vt_signal_install(void);
 /* Says once when the program has replaced the handler since; cheap (one sigaction call). */
 void vt_signal_check(void);
 

@@ -28,6 +28,7 @@
 #include "vt_python.h"
 #include "vt_stripe.h"
 #include "vt_tcache.h"
+#include "vt_module.h"
 
 struct vt_pycode {
     UT_hash_handle hh;
@@ -437,7 +438,7 @@ void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t coun
     free(written);
 }
 
-void vt_pystack_atfork_prepare(void)
+static void vt_pystack_atfork_prepare(void)
 {
     pthread_once(&vt_pys_once, vt_pys_init);
     for (int i = 0; i < VT_PYS_SHARDS; i++)
@@ -452,12 +453,12 @@ static void vt_pys_unlock_all(void)
         vt_mutex_unlock(&vt_pys_shards[i].lock);
 }
 
-void vt_pystack_atfork_parent(void)
+static void vt_pystack_atfork_parent(void)
 {
     vt_pys_unlock_all();
 }
 
-void vt_pystack_atfork_child(void)
+static void vt_pystack_atfork_child(void)
 {
     /* The child's code objects are the parent's, and so are our references to them. */
     vt_pys_unlock_all();
@@ -465,3 +466,5 @@ void vt_pystack_atfork_child(void)
     vt_tally_clear(VT_TALLY_PY_CODE_READS);
     memset(vt_pys_lookups, 0, sizeof vt_pys_lookups);
 }
+
+VT_MODULE(pystack, .prepare = vt_pystack_atfork_prepare, .parent = vt_pystack_atfork_parent, .child = vt_pystack_atfork_child);

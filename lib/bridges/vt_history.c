@@ -17,18 +17,19 @@
 #include <string.h>
 
 #include "vt_config.h"
-#include "vt_dumper.h"
+#include "vt_post.h"
 #include "vt_history.h"
 #include "vt_hot.h"
 #include "vt_python.h"
 #include "vt_settings.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 /* ASKED: for the dumper to schedule; QUEUED: scheduled, for the main thread to run. IDLE: not to be
  * asked before the first dump (VRAMTRACE_TORCH_HISTORY=dump). SAMPLING: on and off in windows, from the
  * first dump on. */
-enum { VT_HIST_ASK, VT_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE, VT_HIST_IDLE, VT_HIST_SAMPLING, VT_HIST_QUEUED };
+enum { VT_HIST_ASK = VT_POST_HIST_ASK, VT_HIST_ASKED = VT_POST_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE, VT_HIST_IDLE, VT_HIST_SAMPLING, VT_HIST_QUEUED };
 
 #define VT_HIST_PERIOD_NS 1000000000ull
 #define VT_HIST_RETRY_NS 1000000000ull
@@ -52,7 +53,7 @@ static uint64_t vt_window_ns(int on)
     return on ? on_ns : VT_HIST_PERIOD_NS - on_ns;
 }
 
-void vt_history_init(void)
+static void vt_history_init(void)
 {
     /* The first switch also installs CuPy's memory hook (arm_cupy in vt_bridge.py), so it runs for either. */
     int off = (vt_cfg.torch_history == VT_HISTORY_OFF && !vt_cfg.cupy_blocks) || vt_cfg.bridge_timeout <= 0;
@@ -65,7 +66,7 @@ void vt_history_init(void)
                      : "waiting no CUDA allocation yet");
 }
 
-void vt_history_atfork_child(void)
+static void vt_history_atfork_child(void)
 {
     vt_mutex_reset(&vt_hist_mu);
     vt_hist_queued = 0; /* the parent's main thread runs the switch it queued, not ours */
@@ -78,18 +79,11 @@ void vt_history_text(char *out, size_t len)
     pthread_mutex_unlock(&vt_hist_mu);
 }
 
-void vt_history_request(void)
-{
-    int want = VT_HIST_ASK;
-    if (atomic_compare_exchange_strong(&vt_hotdata.history_state, &want, VT_HIST_ASKED) && vt_dumper_request_history() < 0)
-        atomic_store(&vt_hotdata.history_state, VT_HIST_ASK); /* asked again at a later allocation */
-}
-
 void vt_history_dump_seen(void)
 {
     int idle = VT_HIST_IDLE;
     if (vt_py_running() && atomic_compare_exchange_strong(&vt_hotdata.history_state, &idle, VT_HIST_ASK))
-        vt_history_request();
+        vt_post_history_ask();
 }
 
 /* On the main thread with the GIL, at a safe point of the interpreter: the first switch on, and CuPy's
@@ -123,7 +117,7 @@ static int vt_history_arm(void *arg)
     pthread_mutex_unlock(&vt_hist_mu);
     atomic_store(&vt_hotdata.history_state, next);
     if (next == VT_HIST_SAMPLING)
-        vt_dumper_request_history(); /* the dumper sleeps with no end in sight: the window's end is due */
+        vt_post(VT_POST_HISTORY); /* the dumper sleeps with no end in sight: the window's end is due */
     free(r);
     return 0;
 }
@@ -154,7 +148,7 @@ static int vt_history_switch(void *arg)
     pthread_mutex_unlock(&vt_hist_mu);
     if (!done && !again)
         atomic_store(&vt_hotdata.history_state, VT_HIST_DONE);
-    vt_dumper_request_history(); /* the dumper sleeps until the next switch is due: from now */
+    vt_post(VT_POST_HISTORY); /* the dumper sleeps until the next switch is due: from now */
     free(r);
     return 0;
 }
@@ -215,3 +209,5 @@ int vt_history_wait_ms(void)
     }
     return (int)((due - now) / 1000000u) + 1;
 }
+
+VT_MODULE(history, .init = vt_history_init, .child = vt_history_atfork_child);

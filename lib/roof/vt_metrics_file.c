@@ -27,6 +27,7 @@
 #include "vt_metrics_file.h"
 #include "vt_sigguard.h"
 #include "vt_table.h"
+#include "vt_module.h"
 
 static int vt_mf_state;              /* 0: not decided yet; 1: this process keeps the file; -1: it does not */
 static struct vt_metrics_out vt_mf_out; /* the file, once claimed */
@@ -131,9 +132,11 @@ void vt_metrics_file_remove(void)
         vt_metrics_release(&vt_mf_out);
 }
 
-void vt_metrics_file_atfork_child(void)
+static void vt_metrics_file_atfork_child(void)
 {
     /* The file is the parent's: the child keeps one of its own (%p) or, claiming the same path, none. */
     memset(&vt_mf_out, 0, sizeof vt_mf_out);
     vt_mf_state = 0;
 }
+
+VT_MODULE(metrics_file, .child = vt_metrics_file_atfork_child);

@@ -8,15 +8,6 @@
 
 #include "vt_hot.h"
 
-/* Driven from allocations (vt_hotdata.history_state): 0 = ask at the next allocation, anything else = an attempt is under way,
- * waits for its retry time, samples, or is over. */
-void vt_history_request(void);
-static inline void vt_history_saw_alloc(void)
-{
-    if (atomic_load_explicit(&vt_hotdata.history_state, memory_order_relaxed) == 0)
-        vt_history_request();
-}
-
 /* On the dumper thread: acts on a request or a window that ends or begins, and tells how long until
  * the next one is due (-1: none). */
 void vt_history_work(void);
@@ -29,7 +20,5 @@ void vt_history_dump_seen(void);
 #define VT_HISTORY_TEXT 160
 void vt_history_text(char *out, size_t len);
 
-void vt_history_init(void);
-void vt_history_atfork_child(void);
 
 #endif

@@ -18,6 +18,5 @@ void vt_listen_start(void);
 int vt_listen_take(struct vt_listen_req *out, int max);
 /* Answers r and closes it: "ok PATH" with dump_fd attached (path NULL: a dump in memory), or "error WHY". */
 void vt_listen_answer(struct vt_listen_req *r, const char *path, int dump_fd, const char *why);
-void vt_listen_atfork_child(void);
 
 #endif

@@ -12,8 +12,6 @@
  * *have_snap) for the dump to use and free. */
 char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *have_snap);
 
-void vt_bridge_init(void);
 /* In a fork child: no bridge thread survived the fork, whatever it held is free again. */
-void vt_bridge_atfork_child(void);
 
 #endif

@@ -11,6 +11,5 @@ int vt_metrics_file_on(void);
 void vt_metrics_file_write(const char *bridge, struct vt_snapshot *snap);
 /* At exit: the file is removed, so that no figures of a process that is gone are collected. */
 void vt_metrics_file_remove(void);
-void vt_metrics_file_atfork_child(void);
 
 #endif

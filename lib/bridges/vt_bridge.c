@@ -1,4 +1,4 @@
-/* The bridges' C half. At a dump, a helper thread takes the GIL and runs collect() (lib/python/vt_bridge.py);
+/* The bridges' C half. At a dump, a helper thread takes the GIL and runs collect() (lib/bridges/vt_bridge.py);
  * the dump waits at most VRAMTRACE_BRIDGE_TIMEOUT for the GIL. A helper that did not get the GIL in time
  * is abandoned: when it gets the GIL at last it gives it straight back and does nothing, and until
  * then later dumps skip the bridge ("busy") instead of piling up threads. A thread that already
@@ -21,6 +21,7 @@
 #include "vt_python.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 struct vt_job {
     int got_gil, done, abandoned;
@@ -35,14 +36,14 @@ static pthread_mutex_t vt_br_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vt_br_cv;
 static int vt_br_busy; /* a helper thread is alive */
 
-void vt_bridge_atfork_child(void)
+static void vt_bridge_atfork_child(void)
 {
     vt_mutex_reset(&vt_br_mu);
     vt_cond_init_monotonic(&vt_br_cv);
     vt_br_busy = 0;
 }
 
-void vt_bridge_init(void)
+static void vt_bridge_init(void)
 {
     vt_cond_init_monotonic(&vt_br_cv);
 }
@@ -209,3 +210,5 @@ char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *ha
     }
     return out;
 }
+
+VT_MODULE(bridge, .init = vt_bridge_init, .child = vt_bridge_atfork_child);

@@ -16,13 +16,14 @@
 
 #include "vt_ctl.h"
 #include "vt_doing.h"
-#include "vt_dumper.h"
+#include "vt_post.h"
 #include "vt_fd.h"
 #include "vt_listen.h"
 #include "vt_log.h"
 #include "vt_signal.h"
 #include "vt_text.h"
 #include "vt_thread.h"
+#include "vt_module.h"
 
 #define VT_LISTEN_SLOTS 16
 #define VT_LISTEN_CHECK_MS 2000
@@ -83,7 +84,7 @@ static void vt_accept_one(void)
     for (int i = 0; i < VT_LISTEN_SLOTS; i++) {
         int empty = 0;
         if (atomic_compare_exchange_strong(&vt_slots[i], &empty, (c + 1) | (peek << 30))) {
-            vt_dumper_wake_request();
+            vt_post(VT_POST_REQUEST);
             return;
         }
     }
@@ -168,7 +169,7 @@ void vt_listen_answer(struct vt_listen_req *r, const char *path, int dump_fd, co
     r->fd = -1;
 }
 
-void vt_listen_atfork_child(void)
+static void vt_listen_atfork_child(void)
 {
     /* The parent's socket and its waiting requests are the parent's: the child's copies are closed, and
      * it binds its own at its first CUDA call. */
@@ -182,3 +183,5 @@ void vt_listen_atfork_child(void)
     }
     atomic_store(&vt_listening, 0);
 }
+
+VT_MODULE(listen, .child = vt_listen_atfork_child);

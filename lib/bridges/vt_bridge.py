@@ -1,7 +1,7 @@
-# The Python half of libvramtrace.so's caching-allocator bridges: lib/python/vt_bridge.c compiles this file
+# The Python half of libvramtrace.so's caching-allocator bridges: lib/bridges/vt_bridge.c compiles this file
 # into a private namespace of the program's own interpreter and calls it with the GIL held, collect()
 # from the dumper's helper thread at each dump, arm_history(), arm_cupy(), history_on() and history_off()
-# as pending calls on the main thread (lib/python/vt_history.c).
+# as pending calls on the main thread (lib/bridges/vt_history.c).
 # Both return text (dump records, docs/FORMAT.md) and never raise, print, import a module the program
 # has not imported itself, or initialise CUDA: they only read what the allocators already know.
 import sys

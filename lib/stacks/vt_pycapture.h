@@ -17,7 +17,5 @@ void vt_pycapture_prefetch(void);
  * hosts no CPython. */
 void vt_pycapture_write(struct vt_out *f);
 
-void vt_pycapture_init(void);
-void vt_pycapture_atfork_child(void);
 
 #endif

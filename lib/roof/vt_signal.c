@@ -1,15 +1,16 @@
-/* vt_signal.h. The handler only wakes the dumper (vt_dumper.h: a semaphore post, async-signal-safe),
+/* vt_signal.h. The handler only posts to the dumper (lib/core/vt_post.h: a semaphore post, async-signal-safe),
  * then calls the program's own handler. */
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vt_config.h"
-#include "vt_dumper.h"
+#include "vt_post.h"
 #include "vt_log.h"
 #include "vt_signal.h"
-#include <stdio.h>
+#include "vt_module.h"
 
 static struct sigaction vt_prev; /* the program's action before ours */
 static atomic_int vt_prev_spent; /* a one-shot handler of the program was called */
@@ -18,7 +19,7 @@ static atomic_int vt_installed;
 static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
 {
     int saved = errno;
-    vt_dumper_wake_signal();
+    vt_post(VT_POST_SIGNAL);
     errno = saved;
     if (vt_prev.sa_flags & SA_RESETHAND) {
         if (atomic_exchange(&vt_prev_spent, 1))
@@ -38,7 +39,7 @@ static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
     }
 }
 
-void vt_signal_install(void)
+static void vt_signal_install(void)
 {
     int sig = vt_cfg.signal;
     if (!sig)
@@ -96,3 +97,5 @@ void vt_signal_check(void)
                 "kill -%s PID no longer writes a dump (vramtrace dump PID still does; VRAMTRACE_SIGNAL picks a "
                 "signal the program leaves alone)", name, name);
 }
+
+VT_MODULE(signal, .activate = vt_signal_install);

@@ -1,4 +1,4 @@
-/* vt_out.h. Each flush reports progress to the dumper (vt_dumper_progress), which is how a thread
+/* vt_out.h. Each flush reports progress to the dumper (vt_post_progress), which is how a thread
  * waiting for an exit dump tells a slow dump from a stuck one. */
 #include <errno.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vt_dumper.h"
+#include "vt_post.h"
 #include "vt_out.h"
 #include "vt_text.h"
 
@@ -37,7 +37,7 @@ static void vt_out_flush(struct vt_out *o)
     }
     o->bytes += done;
     o->len = 0;
-    vt_dumper_progress();
+    vt_post_progress();
 }
 
 void vt_outf(struct vt_out *o, const char *fmt, ...)
