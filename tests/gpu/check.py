@@ -698,6 +698,17 @@ def check_compile(name, folder):
           "and the capture still succeeded and replays as eager",
           ask.get("rc") == 0 and ask.get("secs", 99) <= 2.0 and (cap.get("capturing_counter") or 0) >= 1
           and not cap.get("capture_error") and cap.get("replay_same_as_eager"), json.dumps(cap)[:600])
+    sig = [json.loads(l) for l in open(os.path.join(folder, "signal.jsonl")) if l.strip()]
+    sent = [r for r in sig if r["kind"] == "signal"]
+    res = [r for r in sig if r["kind"] == "result"]
+    late = [r for r in sent if r["rc"] != 0 or r["secs"] > 2.0]
+    blocked = sorted({t for r in sent for t in r["blocked"]})
+    check(name + " reduce-overhead, kill -USR1 every 0.5 s: every signal gave its dump within 2 s (warm-up, capture, "
+          "replay), the signal caught throughout, outputs as eager's",
+          sent and not late and all(r["caught"] for r in sent) and res and res[0]["same_as_eager"]
+          and {"warm-up", "capture", "replay"} <= {r["phase"] for r in sent},
+          f"{len(sent)} signals, slowest {max((r['secs'] for r in sent), default=0):.2f} s, threads blocking SIGUSR1: "
+          f"{blocked}" + (f"; late: {late[0]['label']} {late[0]['phase']} {late[0]['secs']} s" if late else ""))
     recs = [json.loads(l) for l in open(os.path.join(folder, "results.jsonl")) if l.strip()]
     runs = sorted({(r["mode"], r["conf"]) for r in recs})
     for mode, conf in runs:

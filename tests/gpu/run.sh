@@ -161,6 +161,9 @@ for alloc in ${COMPILE_ALLOC:-default expandable}; do
       python3 tests/gpu/torch_compile.py $m "$B/vramtrace" "$d/results.jsonl" > "$d/$m-$alloc.txt" 2>&1
   done
 done
+# The other route: kill -USR1 every 0.5 s through a reduce-overhead run (the audit's old `dump` used it).
+VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB timeout 300 python3 tests/gpu/torch_compile.py reduce-overhead "$B/vramtrace" \
+  "$d/signal.jsonl" signal > "$d/signal.txt" 2>&1
 fi
 
 # The examples, with the README's commands (tests/gpu/examples.sh).

@@ -1,15 +1,20 @@
 # torch.compile in a serving loop, dumped from outside as a user would (`vramtrace dump PID`, started as a
 # child process) while it compiles, captures and replays (issue 45). Run under the library:
-#   LD_PRELOAD=build/libvramtrace.so python3 tests/gpu/torch_compile.py MODE VRAMTRACE OUT.jsonl
+#   LD_PRELOAD=build/libvramtrace.so python3 tests/gpu/torch_compile.py MODE VRAMTRACE OUT.jsonl [signal]
 # MODE: default, reduce-overhead or max-autotune. Two kinds of asks, each one JSON line in OUT.jsonl:
 # - "quiet": from the main thread between phases (after warm-up, after capture, during the replay loop's
 #   pauses), with nothing allocating meanwhile, so that the dump's torch figures can be held to
 #   memory_allocated() / memory_reserved() read just before and after, to the byte;
 # - "busy": from a second thread, one after another for the whole run, whatever the main thread is doing
-#   (compiling, capturing a CUDA graph, replaying): each must come back with a dump, quickly.
+#   (compiling, capturing a CUDA graph, replaying): each must come back with a dump, quickly. With "signal"
+#   the second thread sends the dump signal instead (kill -USR1, the other route users have: the audit's
+#   old `vramtrace dump` took it) and waits for the dump it gives ("signal" lines); each line also says
+#   which of the process's threads block SIGUSR1 then and whether it is caught, so that compile machinery
+#   that takes or masks the signal would show.
 # The outputs are checked against the eager model's at the end (the library must not change results).
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -18,6 +23,7 @@ import time
 import torch
 
 mode, vt, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
+by_signal = sys.argv[4:] == ["signal"]
 torch.manual_seed(0)
 dev = "cuda"
 model = torch.nn.Sequential(
@@ -58,10 +64,49 @@ def quiet(label):
 stop = False
 
 
+def sigusr1_state():
+    """The threads that block SIGUSR1 now (by name), and whether the process catches it."""
+    bit = 1 << (signal.SIGUSR1 - 1)
+    blocked, caught = [], False
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            st = dict(l.split(":\t", 1) for l in open("/proc/self/task/%s/status" % tid).read().splitlines() if ":\t" in l)
+        except OSError:
+            continue  # the thread ended meanwhile
+        if int(st["SigBlk"], 16) & bit:
+            blocked.append(st["Name"].strip())
+        caught = caught or bool(int(st["SigCgt"], 16) & bit)
+    return sorted(blocked), caught
+
+
+def ask_signal(label):
+    d = os.environ["VRAMTRACE_DIR"]
+    mine = "vramtrace.%d." % os.getpid()
+    before = set(os.listdir(d))
+    blocked, caught = sigusr1_state()
+    t0 = time.time()
+    os.kill(os.getpid(), signal.SIGUSR1)
+    path = ""
+    while not path and time.time() - t0 < 30:
+        for f in sorted(set(os.listdir(d)) - before):
+            if f.startswith(mine) and f.endswith(".dump") and "reason signal\n" in open(os.path.join(d, f)).read(4096):
+                path = os.path.join(d, f)
+        time.sleep(0.005)
+    secs = round(time.time() - t0, 3)
+    with lock:
+        out.write(json.dumps({"mode": mode, "conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""), "kind": "signal",
+                              "label": label, "phase": phase, "rc": 0 if path else 1, "secs": secs, "path": path,
+                              "err": "" if path else "no dump within 30 s", "blocked": blocked, "caught": caught}) + "\n")
+        out.flush()
+
+
 def asker():
     i = 0
     while not stop:
-        ask("busy", "busy%d" % i)
+        if by_signal:
+            ask_signal("signal%d" % i)
+        else:
+            ask("busy", "busy%d" % i)
         i += 1
         time.sleep(0.5)
 
@@ -97,6 +142,6 @@ with torch.no_grad():
     same = all(torch.allclose(compiled(xs[i]), eager[i], atol=1e-2, rtol=1e-2) for i in range(4))
 with lock:
     out.write(json.dumps({"mode": mode, "conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""), "kind": "result",
-                          "replays": n, "kept": len(kept), "same_as_eager": same}) + "\n")
+                          "replays": n, "kept": len(kept), "same_as_eager": same, "by_signal": by_signal}) + "\n")
 out.close()
 print("done", mode, n, same, flush=True)
