@@ -8,10 +8,11 @@ CFLAGS ?= -O2 -g
 # The library in floors, ground first: a file includes from its own floor and those below it, never from
 # one above (tests/floors.sh checks it at every build; lib/README.md says what each floor holds). common/,
 # what the library and the command share (settings, file names, the dump format's words, the control
-# protocol), built into both; tools/, the command.
+# protocol), and analyze/, the reader that runs in both (parser, model, views, Prometheus renderer:
+# analyze/README.md), are built into both; tools/, the command.
 LIB_DIRS := lib/core lib/table lib/stacks lib/hooks lib/dump lib/bridges lib/roof
-INCS := -Iinclude -Icommon $(addprefix -I,$(LIB_DIRS)) -I$(BUILD)/lib
-HDRS := $(wildcard include/*.h common/*.h $(addsuffix /*.h,$(LIB_DIRS)))
+INCS := -Iinclude -Icommon -Ianalyze $(addprefix -I,$(LIB_DIRS)) -I$(BUILD)/lib
+HDRS := $(wildcard include/*.h common/*.h analyze/*.h $(addsuffix /*.h,$(LIB_DIRS)))
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer $(INCS) -Itools -I$(CUDA_HOME)/include
 # The shared libraries build/ carries beside the library (libunwind) and the command (libdw), with what
 # they need beyond the C and C++ runtimes, so that build/ (or an install) runs on a machine without them.
@@ -24,15 +25,15 @@ SHARED_SRC := $(wildcard common/*.c)
 SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
 # The reader's parser, model and Prometheus renderer are also the library's: its metrics file
 # (VRAMTRACE_METRICS) has the reports' own figures (lib/roof/vt_metrics_file.c).
-READER_IN_LIB := tools/vt_dumpfile.c tools/vt_model.c tools/vt_metrics.c tools/vt_frame.c tools/vt_units.c \
-                 tools/vt_json.c tools/vt_views.c
-LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC) $(READER_IN_LIB)
+READER_SRC := $(wildcard analyze/*.c)
+READER_OBJ := $(READER_SRC:%.c=$(BUILD)/%.o)
+LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC) $(READER_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 # Only the hooks and the public API leave the library (lib/vramtrace.map says why).
 LIB_EXPORTS := -Wl,--version-script=lib/vramtrace.map
 TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
-PARSER_OBJ := $(BUILD)/tools/vt_dumpfile.o $(BUILD)/common/vt_text.o
+PARSER_OBJ := $(BUILD)/analyze/vt_dumpfile.o $(BUILD)/common/vt_text.o
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/tests/prog_rt_static \
@@ -44,8 +45,8 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
-.PHONY: all deps check-deps test gpu-test demo bench fuzz clean install uninstall
-all: check-deps $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(addprefix $(BUILD)/,$(CARRIED)) $(FAKE)
+.PHONY: all deps check-deps test gpu-test demo bench fuzz clean install uninstall floors
+all: check-deps $(BUILD)/floors.ok $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(addprefix $(BUILD)/,$(CARRIED)) $(FAKE)
 
 # Debian packages this build needs: header -> package.
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
@@ -74,6 +75,13 @@ check-deps: deps
 $(BUILD)/%.o: %.c $(HDRS) $(wildcard tools/*.h tests/*.h) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OBJ_FLAGS) -fPIC -c $< -o $@
+
+# An include that runs up a floor of lib/, or from lib/ into tools/, stops the build (lib/README.md).
+floors:
+	@sh tests/floors.sh $(LIB_DIRS)
+$(BUILD)/floors.ok: tests/floors.sh $(LIB_SRC) $(HDRS) $(wildcard tools/*.h)
+	@mkdir -p $(BUILD)
+	@sh tests/floors.sh $(LIB_DIRS) && touch $@
 
 # The bridge's Python code, built into the library as a C string.
 $(BUILD)/lib/vt_bridge_py.h: lib/bridges/vt_bridge.py
@@ -135,7 +143,7 @@ $(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
 	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) $(LIB_PGO) -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 
 # The command finds its carried libdw and zlib the same way, also from an install's bin/.
-$(BUILD)/vramtrace: $(TOOL_OBJ) $(SHARED_OBJ)
+$(BUILD)/vramtrace: $(TOOL_OBJ) $(READER_OBJ) $(SHARED_OBJ)
 	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib/vramtrace' -ldw -lelf -lz -lstdc++
 
 $(addprefix $(BUILD)/,$(CARRIED)): | check-deps
@@ -214,9 +222,9 @@ $(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARS
 	$(CC) -o $@ $^ -lpthread
 
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
-$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
+$(BUILD)/asan/vramtrace: $(TOOL_SRC) $(READER_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(SHARED_SRC) \
+	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ $(TOOL_SRC) $(READER_SRC) $(SHARED_SRC) \
 	  -ldw -lelf -lz -lstdc++
 
 # The library and the command under the sanitizers (always built with gcc, whose runtimes a test preloads
@@ -240,9 +248,9 @@ $(BUILD)/asan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC
 	$(SAN_CC) -shared -fsanitize=address,undefined -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(BUILD)/tsan/libvramtrace.so: $(SAN_PLAIN:%.c=$(BUILD)/san-plain/%.o) $(SAN_SRC:%.c=$(BUILD)/tsan/%.o)
 	$(SAN_CC) -shared -fsanitize=thread -o $@ $^ $(LIB_EXPORTS) -lunwind -ldl -lpthread
-$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
+$(BUILD)/tsan/vramtrace: $(TOOL_SRC) $(READER_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
 	@mkdir -p $(dir $@)
-	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(SHARED_SRC) -ldw -lelf -lz -lstdc++
+	$(SAN_CC) $(ALL_CFLAGS) -O1 -fsanitize=thread -o $@ $(TOOL_SRC) $(READER_SRC) $(SHARED_SRC) -ldw -lelf -lz -lstdc++
 # Where the sanitizers' runtimes are, for the test that preloads them.
 $(BUILD)/san.env: | check-deps
 	@mkdir -p $(dir $@)
@@ -258,7 +266,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
@@ -276,9 +284,10 @@ bench: all
 # make test builds it and runs it briefly (tests/t_fuzz.sh), so it cannot stop building unnoticed.
 FUZZ_SECONDS ?= 60
 # It renders every output through the verbs themselves, so it links the whole command but its main().
-FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c tests/fuzz/vt_json_check.c $(filter-out tools/vramtrace.c,$(TOOL_SRC)) $(SHARED_SRC)
+FUZZ_SRC := tests/fuzz/fuzz_dumpfile.c tests/fuzz/vt_json_check.c $(filter-out tools/vramtrace.c,$(TOOL_SRC)) $(READER_SRC) \
+            $(SHARED_SRC)
 $(BUILD)/fuzz_dumpfile: $(FUZZ_SRC) $(wildcard tools/*.h tests/fuzz/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itools -I$(BUILD)/lib \
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Ianalyze -Itools -I$(BUILD)/lib \
 	  -Itests/fuzz $(FUZZ_SRC) -ldw -lelf -lz -lstdc++ -o $@
 fuzz: all $(PROG_BIN) $(BUILD)/fuzz_dumpfile
 	sh tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The library's floors, checked: every file under lib/ includes only headers of its own floor, of the
 # floors below it, of common/, include/ and analyze/ (the reader wing both halves stand on) -- never a
-# floor above it and never tools/. Includes are by bare name (every folder is on the include path), so a
+# floor above it and never tools/; and analyze/ and common/ include nothing of lib/ or tools/. Includes are by bare name (every folder is on the include path), so a
 # header is placed by where its name lives. The floors come as arguments, ground first (the Makefile's
 # LIB_DIRS); exits 1 naming each include that runs up, so the build stops there.
 #   floors.sh [-C ROOT] lib/core lib/table ...
@@ -41,5 +41,22 @@ for d in "$@"; do
     done
   done
   n=$((n + 1))
+done
+# The wing and the shared words stand on nothing of either half (common/ not even on analyze/).
+for d in analyze common; do
+  for f in "$d"/*.c "$d"/*.h; do
+    [ -e "$f" ] || continue
+    for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+      at=$(echo "$homes" | awk -v h="${h##*/}" '$1 == h { print $2; exit }')
+      [ -e "$d/${h##*/}" ] && continue
+      up=0
+      [ -n "$at" ] && [ "$at" -ge 0 ] && up=1             # a floor of lib/, or tools/
+      [ $d = common ] && [ -e "analyze/${h##*/}" ] && up=1
+      if [ $up = 1 ]; then
+        echo "floors: $f includes $h, which is not of common/ or include/: $d/ stands on those only"
+        bad=1
+      fi
+    done
+  done
 done
 exit $bad

@@ -6,6 +6,7 @@
 
 #include "vt_cmd.h"
 #include "vt_help.h"
+#include "vt_symbols.h"
 
 /* --opt=value becomes --opt value, up to a "--" (what follows is a program's own arguments): every verb
  * then reads one form. Returns the new argc; av must have room for twice argc. */
@@ -109,6 +110,7 @@ int main(int argc, char **argv)
         fputs("vramtrace: out of memory\n", stderr);
         return 1;
     }
+    vt_model_use_symbolizer(&vt_libdw_symbolizer); /* the reports name frames with libdw (analyze/ has none) */
     int r = vt_dispatch(vt_split_equals(argc, argv, av), av);
     free(av);
     /* Output that did not reach its file (a full disk, /dev/full) is a failure, never a silent 0. */

@@ -17,6 +17,7 @@
 #include "vt_cmd.h"
 #include "vt_json.h"
 #include "vt_model.h"
+#include "vt_site_out.h"
 #include "vt_diff.h"
 #include "vt_units.h"
 

@@ -11,6 +11,7 @@
 #include "vt_format.h"
 #include "vt_json.h"
 #include "vt_model.h"
+#include "vt_site_out.h"
 #include "vt_metrics.h"
 #include "vt_pprof.h"
 #include "vt_report.h"

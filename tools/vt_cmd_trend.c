@@ -10,6 +10,7 @@
 #include "vt_json.h"
 #include "vt_load.h"
 #include "vt_model.h"
+#include "vt_site_out.h"
 #include "vt_trend.h"
 #include "vt_units.h"
 

@@ -7,6 +7,7 @@
 #include "vt_cmd.h"
 #include "vt_json.h"
 #include "vt_model.h"
+#include "vt_site_out.h"
 #include "vt_units.h"
 
 #define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))

@@ -314,3 +314,5 @@ void vt_sym_close(struct vt_symbolizer *s)
     free(s->trusted);
     free(s);
 }
+
+const struct vt_symbolizer_ops vt_libdw_symbolizer = {vt_sym_open, vt_sym_frames, vt_sym_close};

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "vt_dumpfile.h"
+#include "vt_model.h"
 
 struct vt_symbolizer;
 
@@ -17,5 +18,8 @@ struct vt_symbolizer *vt_sym_open(const struct vt_dumpfile *d);
  * '\n'; NULL when the PC is in no module the symbolizer could open. The string stays valid until close. */
 const char *vt_sym_frames(struct vt_symbolizer *s, uint64_t pc);
 void vt_sym_close(struct vt_symbolizer *s);
+
+/* The three as the model takes them (vt_model_use_symbolizer). */
+extern const struct vt_symbolizer_ops vt_libdw_symbolizer;
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vt_json.h"
+#include "vt_site_out.h"
 #include "vt_trend.h"
 
 int vt_by_time(const void *a, const void *b)

@@ -36,6 +36,7 @@ static pthread_mutex_t vt_br_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vt_br_cv;
 static int vt_br_busy; /* a helper thread is alive */
 
+/* In a fork child: no bridge thread survived the fork, whatever it held is free again. */
 static void vt_bridge_atfork_child(void)
 {
     vt_mutex_reset(&vt_br_mu);

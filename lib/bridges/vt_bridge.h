@@ -12,6 +12,5 @@
  * *have_snap) for the dump to use and free. */
 char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *have_snap);
 
-/* In a fork child: no bridge thread survived the fork, whatever it held is free again. */
 
 #endif

@@ -20,5 +20,4 @@ void vt_history_dump_seen(void);
 #define VT_HISTORY_TEXT 160
 void vt_history_text(char *out, size_t len);
 
-
 #endif

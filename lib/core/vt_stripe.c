@@ -66,6 +66,7 @@ unsigned vt_stripe_pick(void)
     return (unsigned)i;
 }
 
+/* Fork: no pick under way in the child, and the stripes of threads that did not follow are free. */
 static void vt_stripe_atfork_prepare(void)
 {
     pthread_mutex_lock(&vt_solo_mu);

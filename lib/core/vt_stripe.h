@@ -96,6 +96,4 @@ static inline void vt_tally_clear(enum vt_tally t)
         __atomic_store_n(&vt_tally_lines[i].v[t], 0, __ATOMIC_RELAXED);
 }
 
-/* Fork: no pick under way in the child, and the stripes of threads that did not follow are free. */
-
 #endif

@@ -56,6 +56,7 @@ static uint64_t vt_wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Process start, for the header (monotonic and wall clock, ns). */
 static void vt_dump_init(void)
 {
     vt_start_mono = vt_now_ns();

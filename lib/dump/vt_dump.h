@@ -33,6 +33,4 @@ const char *vt_dump_dir_used(void);
 /* When this process started (its library's constructor), wall clock ns. */
 uint64_t vt_dump_start_wall_ns(void);
 
-/* Process start, for the header (monotonic and wall clock, ns). */
-
 #endif

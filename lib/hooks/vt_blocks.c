@@ -53,6 +53,7 @@ static uint64_t vt_owner_index(const char *name)
     return (uint64_t)i;
 }
 
+/* In a fork child: the names' lock is free again. */
 static void vt_blocks_atfork_child(void)
 {
     vt_mutex_reset(&vt_owner_lock);

@@ -6,6 +6,5 @@
 
 /* The name an allocator gave, by the index kept in its blocks' handle field. */
 const char *vt_block_owner(uint64_t index);
-/* In a fork child: the names' lock is free again. */
 
 #endif

@@ -153,6 +153,7 @@ CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph *graph)
     return vt_capture_ended(real(stream, graph));
 }
 
+/* In a fork child: the registry's lock, which another thread may have held, is free again. */
 static void vt_graph_atfork_child(void)
 {
     /* The parent's graphs mean nothing to a child that cannot use CUDA; only the lock must be free. */

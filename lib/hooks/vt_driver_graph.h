@@ -1,9 +1,6 @@
-/* CUDA graphs' memory nodes (vt_driver_graph.c): what the fork handler and the stream-ordered hooks
- * need of them. */
+/* CUDA graphs' memory nodes (vt_driver_graph.c): what the stream-ordered hooks need of them. */
 #ifndef VT_DRIVER_GRAPH_H
 #define VT_DRIVER_GRAPH_H
-
-/* In a fork child: the registry's lock, which another thread may have held, is free again. */
 
 /* Stream capture turns stream-ordered calls into graph nodes. How many captures are under way
  * (vt_hotdata.graph_captures): while none is, the stream-ordered hooks ask nothing more. */

@@ -16,7 +16,6 @@
 
 #include "vramtrace.h"
 #include "vt_blocks.h"
-#include "vt_nvtx.h"
 #include "vt_real.h"
 #include "vt_table.h"
 #include "vt_thread.h"
@@ -59,6 +58,7 @@ static void vt_heap_keep(struct vt_heap *h, uintptr_t p)
     h->regions[h->n++] = p;
 }
 
+/* In a fork child: the heaps' lock is free again (the thread that held it is not there). */
 static void vt_nvtx_atfork_child(void)
 {
     vt_mutex_reset(&vt_heaps_lock);

@@ -1,7 +1,7 @@
 /* vt_metrics_file.h. The figures are the reports' own: the dumper writes the same dump it would write
- * for a signal into a memory file, and the reader's parser, model and Prometheus renderer (tools/, linked
+ * for a signal into a memory file, and the reader's parser, model and Prometheus renderer (analyze/, built
  * into the library) turn it into the text `vramtrace report --prometheus` prints, without symbolizing
- * (vt_sym_none.c). That costs the dumper thread about what reading the dump costs the command (~1.4 ms at
+ * (the library gives the model no symbolizer). That costs the dumper thread about what reading the dump costs the command (~1.4 ms at
  * a serving loop's few hundred sites, ~0.45 s and ~60 MiB at a million live allocations), once an
  * interval, outside every lock.
  *

@@ -39,6 +39,7 @@ static void vt_on_signal(int sig, siginfo_t *info, void *uctx)
     }
 }
 
+/* Installs the handler for vt_cfg.signal (once per process image; a fork child keeps the parent's). */
 static void vt_signal_install(void)
 {
     int sig = vt_cfg.signal;

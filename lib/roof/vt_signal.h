@@ -7,7 +7,6 @@
 #ifndef VT_SIGNAL_H
 #define VT_SIGNAL_H
 
-/* Installs the handler for vt_cfg.signal (once per process image; a fork child keeps the parent's). */
 /* Says once when the program has replaced the handler since; cheap (one sigaction call). */
 void vt_signal_check(void);
 

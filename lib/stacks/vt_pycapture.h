@@ -17,5 +17,4 @@ void vt_pycapture_prefetch(void);
  * hosts no CPython. */
 void vt_pycapture_write(struct vt_out *f);
 
-
 #endif

@@ -35,5 +35,4 @@ uint32_t vt_pystack_count(void);
 void vt_pystack_counters(uint64_t *frames, uint64_t *code_reads, uint64_t *lookups);
 void vt_pystack_write(struct vt_out *f, const unsigned char *used, uint32_t count, uint32_t frame_base, uint32_t stack_base);
 
-
 #endif

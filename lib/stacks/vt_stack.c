@@ -76,6 +76,9 @@ static void vt_unwind_once(void *arg)
     unw_backtrace(pc, 2);
 }
 
+/* At the first CUDA call: libunwind opens a pipe of its own at its first walk (to check addresses) and
+ * keeps it; made to open it here, with the low descriptors taken for the moment, it lands high
+ * (vt_fd.h). Where the limit leaves none to spare, call sites are off instead (said once). */
 static void vt_stack_prepare(void)
 {
     if (vt_cfg.depth <= 0)

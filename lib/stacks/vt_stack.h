@@ -31,8 +31,4 @@ uint64_t vt_stack_reused(void);
 /* All stacks interned so far: newest first, immutable, safe to walk without the lock. */
 const struct vt_stack *vt_stack_all(uint32_t *count);
 
-/* At the first CUDA call: libunwind opens a pipe of its own at its first walk (to check addresses) and
- * keeps it; made to open it here, with the low descriptors taken for the moment, it lands high
- * (vt_fd.h). Where the limit leaves none to spare, call sites are off instead (said once). */
-
 #endif

@@ -37,5 +37,4 @@ const struct vt_alloc *vt_pending_take(uint64_t addr, uint8_t space);
  * the longest a batch's lock was held for it: what its thread may have waited. */
 size_t vt_pending_fold_all(uint64_t *longest) __attribute__((cold));
 
-
 #endif

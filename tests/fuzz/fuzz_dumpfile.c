@@ -18,6 +18,7 @@
 #include "vt_dumpfile.h"
 #include "vt_json_check.h"
 #include "vt_model.h"
+#include "vt_symbols.h"
 #include "vt_text.h"
 
 /* The whole of a memory file. */
@@ -185,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!mkdtemp(vt_dir))
             abort();
         atexit(vt_rmdir);
+        vt_model_use_symbolizer(&vt_libdw_symbolizer); /* as the command does */
     }
     const char *dir = vt_dir;
     FILE *f = fmemopen((void *)data, size, "r");

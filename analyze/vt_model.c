@@ -9,12 +9,14 @@
 #include "vt_format.h"
 #include "vt_frame.h"
 #include "vt_hash.h"
-#include "vt_json.h"
 #include "vt_model.h"
-#include "vt_symbols.h"
-#include "vt_units.h"
 
-#include "vt_hash.h"
+static const struct vt_symbolizer_ops *vt_symops;
+
+void vt_model_use_symbolizer(const struct vt_symbolizer_ops *ops)
+{
+    vt_symops = ops;
+}
 
 struct vt_site_ix {
     UT_hash_handle hh;
@@ -73,7 +75,7 @@ static char *vt_intern_own(const struct vt_model *m, char *s)
 
 static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, uint32_t *n, uint32_t max)
 {
-    const char *sym = m->sym ? vt_sym_frames(m->sym, pc) : NULL;
+    const char *sym = m->sym ? vt_symops->frames(m->sym, pc) : NULL;
     if (sym) {
         for (const char *p = sym; *p && *n < max;) {
             const char *nl = strchr(p, '\n');
@@ -108,7 +110,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
 /* The name the frame will be shown with: the symbolizer's, else the one recorded in the dump. */
 static const char *vt_frame_name(const struct vt_model *m, uint64_t pc)
 {
-    const char *sym = m->sym ? vt_sym_frames(m->sym, pc) : NULL;
+    const char *sym = m->sym ? vt_symops->frames(m->sym, pc) : NULL;
     return sym ? sym : vt_df_frame_name(m->d, pc);
 }
 
@@ -453,51 +455,6 @@ const char *vt_site_name(const struct vt_site *s)
     return s->nframes ? s->frames[s->name_at] : NULL;
 }
 
-void vt_site_folded(FILE *f, const struct vt_site *s)
-{
-    for (uint32_t i = s->nframes; i-- > 0;) {
-        for (const char *c = s->frames[i]; *c; c++)
-            fputc(*c == ';' ? ',' : *c, f);
-        fputc(';', f);
-    }
-    fprintf(f, "[%s %s]", s->kind, s->api);
-}
-
-void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full)
-{
-    uint32_t f = 0, shown = 0;
-    if (!full && s->python_at > 1 && s->python_at < s->nframes) {
-        printf("%s%s\n%s… %u native frames (--full-stacks)\n", indent, s->frames[0], indent, s->python_at - 1);
-        f = s->python_at;
-        shown = 1;
-    }
-    for (; f < s->nframes && (full || shown < max); f++, shown++)
-        printf("%s%s\n", indent, s->frames[f]);
-    if (f < s->nframes)
-        printf("%s… %u more (--full-stacks)\n", indent, s->nframes - f);
-}
-
-void vt_site_json_head(FILE *f, const struct vt_site *s)
-{
-    fputs("\"stack\":", f);
-    vt_json_strs(f, s->frames, s->nframes);
-    if (s->python_at < s->nframes)
-        fprintf(f, ",\"python_from\":%u", s->python_at);
-    else
-        fputs(",\"python_from\":null", f);
-    fputs(",\"kind\":", f);
-    vt_json_str(f, s->kind);
-    fputs(",\"api\":", f);
-    vt_json_str(f, s->api);
-}
-
-void vt_site_json_place(FILE *f, const struct vt_site *s)
-{
-    fprintf(f, ",\"device\":%d,\"library\":", s->device);
-    vt_json_str_or_null(f, s->library[0] ? s->library : NULL);
-    fprintf(f, ",\"class\":\"%s\"", vt_site_class(s));
-}
-
 static int vt_site_cmp(const void *a, const void *b)
 {
     const struct vt_site *x = a, *y = b;
@@ -539,26 +496,6 @@ void vt_libs_add(struct vt_libs *l, const char *name, uint64_t bytes)
         l->v[j] = l->v[j - 1];
         l->v[j - 1] = t;
     }
-}
-
-void vt_libs_text(const struct vt_libs *l)
-{
-    char a[32];
-    for (int j = 0; j < l->n; j++) {
-        vt_human(l->v[j].bytes, a, sizeof a);
-        printf("%s%s %s", j ? ", " : "", l->v[j].name, a);
-    }
-}
-
-void vt_libs_json(FILE *f, const struct vt_libs *l)
-{
-    fputc('[', f);
-    for (int j = 0; j < l->n; j++) {
-        fprintf(f, "%s{\"name\":", j ? "," : "");
-        vt_json_str(f, l->v[j].name);
-        fprintf(f, ",\"bytes\":%llu}", (unsigned long long)l->v[j].bytes);
-    }
-    fputc(']', f);
 }
 
 /* Per device, the memory each CUDA library took for itself ("NCCL: 1.6 GiB on device 1"), from the sites
@@ -665,8 +602,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     if (!(m->names = calloc(1, sizeof(struct vt_frame_name *))))
         return -1;
     m->self = vt_self_cost(d);
-    if (!(flags & VT_MODEL_NO_SYMBOLS))
-        m->sym = vt_sym_open(d);
+    if (!(flags & VT_MODEL_NO_SYMBOLS) && vt_symops)
+        m->sym = vt_symops->open(d);
     for (int i = 0; i <= VT_MAX_DEV; i++) {
         m->dev[i] = (struct vt_dev){.device = -2, .total = VT_DF_UNKNOWN, .free = VT_DF_UNKNOWN,
                                     .process_used = VT_DF_UNKNOWN, .cached = VT_DF_UNKNOWN,
@@ -918,7 +855,8 @@ void vt_model_shed(struct vt_model *m)
     free(m->views.alloc_role);
     free(m->views.phys_role);
     m->views.alloc_role = m->views.phys_role = NULL;
-    vt_sym_close(m->sym); /* the sites have their frames' names */
+    if (m->sym)
+        vt_symops->close(m->sym); /* the sites have their frames' names */
     m->sym = NULL;
 }
 
@@ -936,7 +874,8 @@ void vt_model_free(struct vt_model *m)
         free(names);
     }
     vt_views_free(&m->views);
-    vt_sym_close(m->sym);
+    if (m->sym)
+        vt_symops->close(m->sym);
     struct vt_index *ix = m->index;
     if (ix) {
         HASH_CLEAR(hh, ix->head);

@@ -25,11 +25,8 @@ struct vt_libs {
     int n;
 };
 
-/* Adds bytes to name (a new name past VT_MAX_LIBS is left out); prints "cuBLAS 4.4 MiB, NCCL 8.0 MiB";
- * writes the JSON array [{"name","bytes"}...]. */
+/* Adds bytes to name (a new name past VT_MAX_LIBS is left out). */
 void vt_libs_add(struct vt_libs *l, const char *name, uint64_t bytes);
-void vt_libs_text(const struct vt_libs *l);
-void vt_libs_json(FILE *f, const struct vt_libs *l);
 
 struct vt_site {
     char *key;        /* kind, api and frames: the identity matched across dumps */
@@ -108,6 +105,16 @@ struct vt_model {
     struct vt_self_cost self;
 };
 
+/* What the model asks for a PC's frames, innermost inlined call first, each "function (file:line)",
+ * joined by '\n' (NULL: not known). The command gives it libdw's (tools/vt_symbols.c) once at its start;
+ * inside the library none is given, and frames keep the names the dump carries. */
+struct vt_symbolizer_ops {
+    struct vt_symbolizer *(*open)(const struct vt_dumpfile *d); /* NULL when nothing could be opened */
+    const char *(*frames)(struct vt_symbolizer *s, uint64_t pc); /* valid until close */
+    void (*close)(struct vt_symbolizer *s);
+};
+void vt_model_use_symbolizer(const struct vt_symbolizer_ops *ops);
+
 #define VT_MODEL_FULL_STACKS 1 /* keep every frame (--full-stacks) */
 #define VT_MODEL_NO_SYMBOLS 2  /* do not read the modules' files */
 
@@ -122,16 +129,6 @@ const char *vt_site_class(const struct vt_site *s);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
 /* The one frame that names a site ("handle (serve.py:88)"), or NULL when it has none. */
 const char *vt_site_name(const struct vt_site *s);
-/* Prints a site's frames, one per line after indent: at most max unless full, and of a stack that
- * goes on in Python only its innermost native frame before the Python frames. */
-void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t max, int full);
-/* A site as a folded stack: its frames outermost first, apart by ';' (a ';' in a name becomes ','),
- * then "[kind api]": the stack of a line of flame-graph input, without its counts. */
-void vt_site_folded(FILE *f, const struct vt_site *s);
-/* A site in JSON (docs/JSON.md): its identity, "stack":[...],"python_from":N|null,"kind":K,"api":A; and
- * where it is, "device":D,"library":L|null,"class":C. */
-void vt_site_json_head(FILE *f, const struct vt_site *s);
-void vt_site_json_place(FILE *f, const struct vt_site *s);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);
 
