@@ -176,15 +176,17 @@ static void vt_df_split(struct vt_df_parser *p, char *s, int max)
     p->rest = *s ? s : NULL;
 }
 
-/* Whether k is a kind of `alloc` records (phys 0) or of `phys` records (phys 1). */
-static int vt_df_known_kind(const char *k, int phys)
+/* Field i as the kind of an `alloc` record (rec 0) or a `phys` record (rec 1): *out the kind, or -1 when
+ * the word is no such kind (the caller says so once the record's other fields are read). */
+static int vt_df_kind_field(struct vt_df_parser *p, int i, int rec, int *out)
 {
-#define VT_KIND_WORD(e, word, rec) {word, rec},
-    static const struct { const char *word; int phys; } kinds[] = {VT_KINDS(VT_KIND_WORD)};
-#undef VT_KIND_WORD
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-        if (kinds[i].phys == phys && !strcmp(k, kinds[i].word))
-            return 1;
+    const char *w = p->field[i];
+    if (strlen(w) >= VT_DF_KIND_LEN)
+        return vt_df_fail(p, "field %d is too long", i + 1);
+    *out = -1;
+    for (int k = 0; k < VT_KIND_COUNT; k++)
+        if (vt_kind_record((enum vt_kind)k) == rec && !strcmp(w, vt_kind_word((enum vt_kind)k)))
+            *out = k;
     return 0;
 }
 
@@ -453,16 +455,18 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
     VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
     struct vt_df_alloc *v = &d->allocs[d->nallocs];
     uint64_t unused;
+    int kind;
     if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-        vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_kind_field(p, 3, 0, &kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
         vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &unused, 0) < 0 ||
         vt_df_u64(p, 7, &unused, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
         vt_df_u64(p, 9, &unused, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
         vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
         vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
         return -1;
-    if (!vt_df_known_kind(v->kind, 0))
-        return vt_df_fail(p, "unknown allocation kind '%s'", v->kind);
+    if (kind < 0)
+        return vt_df_fail(p, "unknown allocation kind '%s'", p->field[3]);
+    v->kind = (enum vt_kind)kind;
     v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
     d->nallocs++;
     return 0;
@@ -696,15 +700,17 @@ static int vt_df_rec_phys(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->phys, d->nphys, cap->phys);
     struct vt_df_phys *v = &d->phys[d->nphys];
+    int kind;
     if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-        vt_df_name(p, d, 3, VT_DF_KIND_LEN, &v->kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_kind_field(p, 3, 1, &kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
         vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
         vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
         vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
         vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
         return -1;
-    if (!vt_df_known_kind(v->kind, 1))
-        return vt_df_fail(p, "unknown physical memory kind '%s'", v->kind);
+    if (kind < 0)
+        return vt_df_fail(p, "unknown physical memory kind '%s'", p->field[3]);
+    v->kind = (enum vt_kind)kind;
     v->line = p->line;
     d->nphys++;
 
@@ -967,31 +973,18 @@ static size_t vt_df_dup(struct vt_df_key *k, size_t n)
     return 0;
 }
 
-/* The table an allocation's address belongs to, as in the library: memory, mappings, reservations and
- * native blocks each have their own addresses. */
-static uint64_t vt_df_space(const char *kind)
-{
-    return !strcmp(kind, "vmm_map") ? 1 : !strcmp(kind, "va_reserved") ? 2 : !strcmp(kind, "block") ? 3 : 0;
-}
-
-/* Device memory a device cannot hold more of than it has: plain, stream-ordered and VMM physical. */
-static int vt_df_on_device(const char *kind)
-{
-    return !strcmp(kind, "device") || !strcmp(kind, "async") || !strcmp(kind, "vmm_physical");
-}
-
 static int vt_df_sums(struct vt_df_parser *p, struct vt_dumpfile *d)
 {
     uint64_t total = 0, on_dev[1024] = {0};
     for (size_t i = 0; i < d->nallocs + d->nphys; i++) {
         int in_alloc = i < d->nallocs;
-        const char *kind = in_alloc ? d->allocs[i].kind : d->phys[i - d->nallocs].kind;
+        enum vt_kind kind = in_alloc ? d->allocs[i].kind : d->phys[i - d->nallocs].kind;
         uint64_t size = in_alloc ? d->allocs[i].size : d->phys[i - d->nallocs].size;
         int dev = in_alloc ? d->allocs[i].device : d->phys[i - d->nallocs].device;
         p->line = in_alloc ? d->allocs[i].line : d->phys[i - d->nallocs].line;
         if (__builtin_add_overflow(total, size, &total))
             return vt_df_fail(p, "the entries' sizes add up past 2^64 bytes: the dump is damaged");
-        if (!vt_df_on_device(kind) || dev < 0 || dev >= 1024)
+        if (!vt_kind_bounded(kind) || dev < 0 || dev >= 1024)
             continue;
         on_dev[dev] += size;
         for (size_t k = 0; k < d->ndevices; k++)
@@ -1015,7 +1008,7 @@ static int vt_df_unique(struct vt_df_parser *p, struct vt_dumpfile *d)
     size_t at;
     int r = 0;
     for (size_t i = 0; i < d->nallocs; i++)
-        k[i] = (struct vt_df_key){d->allocs[i].addr, vt_df_space(d->allocs[i].kind), d->allocs[i].line};
+        k[i] = (struct vt_df_key){d->allocs[i].addr, vt_kind_space(d->allocs[i].kind), d->allocs[i].line};
     if ((at = vt_df_dup(k, d->nallocs))) {
         p->line = k[at].line;
         r = vt_df_fail(p, "allocation 0x%llx is listed twice (also at line %lu)", (unsigned long long)k[at].a, k[at - 1].line);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vt_format.h"
+
 #define VT_DF_UNKNOWN UINT64_MAX
 
 struct vt_df_device {
@@ -76,7 +78,7 @@ struct vt_df_alloc {
     int device, tid;
     uint64_t addr, size;
     uint64_t handle; /* a VMM mapping's physical handle */
-    const char *kind; /* at most VT_DF_KIND_LEN - 1 characters */
+    enum vt_kind kind; /* its word at most VT_DF_KIND_LEN - 1 characters (common/vt_format.h) */
     const char *api;  /* at most VT_DF_API_LEN - 1 */
 };
 
@@ -85,7 +87,7 @@ struct vt_df_phys {
     uint64_t handle, size, seq, time_ns;
     uint32_t stack;
     int device, refs, maps, tid;
-    const char *kind;
+    enum vt_kind kind;
     const char *api;
 };
 #define VT_DF_KIND_LEN 24

@@ -650,44 +650,44 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         const struct vt_df_alloc *a = &d->allocs[i];
         int dv = a->device >= 0 ? a->device : fallback;
         int role = m->views.alloc_role[i];
-        if (!strcmp(a->kind, "va_reserved")) {
+        if (a->kind == VT_KIND_VA) {
             m->va_reserved += a->size;
             continue;
         }
-        if (!strcmp(a->kind, "vmm_map"))
+        if (a->kind == VT_KIND_VMM_MAP)
             continue; /* the memory is counted at its physical handle */
-        if (!strcmp(a->kind, "imported") || !strcmp(a->kind, "external")) {
+        if (a->kind == VT_KIND_IMPORTED || a->kind == VT_KIND_EXTERNAL) {
             /* Another owner's memory: shown as a site, counted in no device's reserved or allocated. */
-            *(!strcmp(a->kind, "imported") ? &m->imported : &m->external) += a->size;
-            r = vt_add(m, &cap, &ix, a->kind, a->api, -1, a->stack, 0, VT_ROLE_IMPORTED, a->size, full);
+            *(a->kind == VT_KIND_IMPORTED ? &m->imported : &m->external) += a->size;
+            r = vt_add(m, &cap, &ix, vt_kind_word(a->kind), a->api, -1, a->stack, 0, VT_ROLE_IMPORTED, a->size, full);
             continue;
         }
-        if (!strcmp(a->kind, "host_pinned")) {
+        if (a->kind == VT_KIND_HOST) {
             m->host_pinned += a->size;
             dv = -1;
-        } else if (!strcmp(a->kind, "host_registered")) {
+        } else if (a->kind == VT_KIND_HOST_REG) {
             m->host_registered += a->size;
             dv = -1;
         } else {
             struct vt_dev *v = vt_dev_slot(m, dv);
-            if (!strcmp(a->kind, "device") || !strcmp(a->kind, "array"))
+            if (a->kind == VT_KIND_DEVICE || a->kind == VT_KIND_ARRAY)
                 v->plain += a->size;
-            else if (!strcmp(a->kind, "managed"))
+            else if (a->kind == VT_KIND_MANAGED)
                 v->managed += a->size;
-            else if (!strcmp(a->kind, "async"))
+            else if (a->kind == VT_KIND_ASYNC)
                 v->async_live += a->size;
-            else if (!strcmp(a->kind, "graph"))
+            else if (a->kind == VT_KIND_GRAPH)
                 v->graph_live += a->size;
         }
-        r = vt_add(m, &cap, &ix, a->kind, a->api, dv, a->stack, 0, role, a->size, full);
+        r = vt_add(m, &cap, &ix, vt_kind_word(a->kind), a->api, dv, a->stack, 0, role, a->size, full);
     }
     for (size_t i = 0; i < d->nphys && !r; i++) {
         const struct vt_df_phys *p = &d->phys[i];
-        if (!strcmp(p->kind, "vmm_physical"))
+        if (p->kind == VT_KIND_PHYS)
             vt_dev_slot(m, p->device)->vmm += p->size;
         else
             m->host_pinned += p->size;
-        r = vt_add(m, &cap, &ix, p->kind, p->api, p->device, p->stack, 0, m->views.phys_role[i], p->size, full);
+        r = vt_add(m, &cap, &ix, vt_kind_word(p->kind), p->api, p->device, p->stack, 0, m->views.phys_role[i], p->size, full);
     }
     /* Torch's live blocks, by their Python stacks. */
     for (size_t i = 0; i < d->nblocks && !r; i++) {

@@ -56,7 +56,7 @@ static int vt_addr_cmp(const void *a, const void *b, void *dump)
     return x < y ? -1 : x > y;
 }
 
-static int vt_by_addr_build(const struct vt_dumpfile *d, const char *kind, struct vt_by_addr *b)
+static int vt_by_addr_build(const struct vt_dumpfile *d, enum vt_kind kind, struct vt_by_addr *b)
 {
     b->d = d;
     b->n = 0;
@@ -64,7 +64,7 @@ static int vt_by_addr_build(const struct vt_dumpfile *d, const char *kind, struc
     if (!b->ix)
         return -1;
     for (size_t i = 0; i < d->nallocs; i++)
-        if (!strcmp(d->allocs[i].kind, kind))
+        if (d->allocs[i].kind == kind)
             b->ix[b->n++] = (uint32_t)i;
     qsort_r(b->ix, b->n, sizeof *b->ix, vt_addr_cmp, (void *)d);
     return 0;
@@ -218,8 +218,8 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     vw->phys_role = calloc(d->nphys ? d->nphys : 1, 1);
     seg_view = malloc((d->nallocs ? d->nallocs : 1) * sizeof *seg_view);
     seg_live = calloc(d->nallocs ? d->nallocs : 1, sizeof *seg_live);
-    if (!vw->alloc_role || !vw->phys_role || !seg_view || !seg_live || vt_by_addr_build(d, "device", &dev) < 0 ||
-        vt_by_addr_build(d, "vmm_map", &maps) < 0)
+    if (!vw->alloc_role || !vw->phys_role || !seg_view || !seg_live || vt_by_addr_build(d, VT_KIND_DEVICE, &dev) < 0 ||
+        vt_by_addr_build(d, VT_KIND_VMM_MAP, &maps) < 0)
         goto fail;
     for (size_t i = 0; i < d->nallocs; i++)
         seg_view[i] = -1;
@@ -246,7 +246,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         if (!strcmp(v->name, "torch") && !strcmp(v->backend, "cudaMallocAsync")) {
             /* Every tensor is a stream-ordered allocation: ours, live; the pool keeps the rest. */
             for (size_t k = 0; k < d->nallocs; k++)
-                if (!strcmp(d->allocs[k].kind, "async") && d->allocs[k].device == v->device) {
+                if (d->allocs[k].kind == VT_KIND_ASYNC && d->allocs[k].device == v->device) {
                     v->allocated += d->allocs[k].size;
                     v->blocks++;
                 }
@@ -265,7 +265,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
              * XLA's, in jaxlib or its CUDA plugin). */
             const char *module = !strcmp(v->name, "cupy") ? "cupy" : "xla";
             for (size_t k = 0; k < d->nallocs; k++)
-                if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
+                if (d->allocs[k].device == v->device && d->allocs[k].kind == VT_KIND_DEVICE &&
                     vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->allocs[k].stack, module)) {
                     vw->alloc_role[k] = VT_ROLE_SEGMENT;
                     seg_view[k] = (int32_t)i;
@@ -273,7 +273,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
                     v->matched_bytes += d->allocs[k].size;
                 }
             for (size_t k = 0; k < d->nphys; k++)
-                if (d->phys[k].device == v->device && !strcmp(d->phys[k].kind, "vmm_physical") &&
+                if (d->phys[k].device == v->device && d->phys[k].kind == VT_KIND_PHYS &&
                     vw->phys_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->phys[k].stack, module)) {
                     vw->phys_role[k] = VT_ROLE_SEGMENT;
                     v->matched++;
@@ -298,7 +298,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
              * and its use unknown, never allocated. Seen on the H200: two 64 MiB segments made by an
              * operator in flight during the dump read as a 128 MiB leak. */
             for (size_t k = 0; k < d->nallocs; k++)
-                if (d->allocs[k].device == v->device && !strcmp(d->allocs[k].kind, "device") &&
+                if (d->allocs[k].device == v->device && d->allocs[k].kind == VT_KIND_DEVICE &&
                     vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "libc10_cuda")) {
                     vw->alloc_role[k] = VT_ROLE_SEGMENT;
                     v->orphans++;
@@ -330,7 +330,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     }
     for (size_t i = 0; i < d->nallocs; i++) {
         const struct vt_df_alloc *b = &d->allocs[i];
-        if (strcmp(b->kind, "block"))
+        if (b->kind != VT_KIND_BLOCK)
             continue;
         /* A pool that gives its totals and reports its blocks too (CuPy): its totals stay the truth for
          * allocated; the blocks name where it went, and tell which segments hold none. */

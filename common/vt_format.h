@@ -51,22 +51,51 @@
     X(VT_REASON_SIGNAL, "signal") X(VT_REASON_EXIT, "exit") X(VT_REASON_OOM, "oom")                              \
     X(VT_REASON_INTERVAL, "interval") X(VT_REASON_API, "api") X(VT_REASON_REQUEST, "request")
 
-/* Kinds of tracked memory: X(enum name, word, record), record 0 for `alloc` records, 1 for `phys`. */
+/* Kinds of tracked memory, with what each is, in one table both halves read:
+ * X(enum name, word, record, space, reserved, bounded):
+ * - record: 0 for `alloc` records, 1 for `phys` records;
+ * - space: the address space it is keyed in (the library's one table, the reader's duplicate check):
+ *   memory, mappings, reservations, native blocks, array handles, registered host ranges and external
+ *   memory handles never collide;
+ * - reserved: its live bytes count in the library's reserved total for its device (plain allocations,
+ *   VMM physical memory, arrays; stream-ordered memory counts through its pool instead);
+ * - bounded: counted in the reader's check that a device holds no more than it has. */
 #define VT_KINDS(X)                                                                                              \
-    X(VT_KIND_DEVICE, "device", 0)              /* cuMemAlloc, cuMemAllocPitch */                                \
-    X(VT_KIND_MANAGED, "managed", 0)            /* cuMemAllocManaged */                                          \
-    X(VT_KIND_HOST, "host_pinned", 0)           /* cuMemAllocHost, cuMemHostAlloc */                             \
-    X(VT_KIND_ASYNC, "async", 0)                /* stream-ordered: lives in a pool */                            \
-    X(VT_KIND_VMM_MAP, "vmm_map", 0)            /* a physical handle mapped into reserved address space */       \
-    X(VT_KIND_VA, "va_reserved", 0)             /* cuMemAddressReserve: address space, not memory */             \
-    X(VT_KIND_PHYS, "vmm_physical", 1)          /* cuMemCreate on a device */                                    \
-    X(VT_KIND_PHYS_HOST, "vmm_physical_host", 1) /* cuMemCreate on HOST or HOST_NUMA */                          \
-    X(VT_KIND_BLOCK, "block", 0)                /* a caching allocator's block (vramtrace_block_alloc) */        \
-    X(VT_KIND_ARRAY, "array", 0)                /* a CUDA array or mipmapped array, keyed by its handle */       \
-    X(VT_KIND_HOST_REG, "host_registered", 0)   /* host memory the program pinned itself */                      \
-    X(VT_KIND_IMPORTED, "imported", 0)          /* another owner's memory mapped here: IPC, pool imports */      \
-    X(VT_KIND_EXTERNAL, "external", 0)          /* an external memory object, keyed by its handle */             \
-    X(VT_KIND_GRAPH, "graph", 0)                /* a CUDA graph's allocation node, live from a launch */
+    X(VT_KIND_DEVICE, "device", 0, 0, 1, 1)               /* cuMemAlloc, cuMemAllocPitch */                      \
+    X(VT_KIND_MANAGED, "managed", 0, 0, 0, 0)             /* cuMemAllocManaged */                                \
+    X(VT_KIND_HOST, "host_pinned", 0, 0, 0, 0)            /* cuMemAllocHost, cuMemHostAlloc */                   \
+    X(VT_KIND_ASYNC, "async", 0, 0, 0, 1)                 /* stream-ordered: lives in a pool */                  \
+    X(VT_KIND_VMM_MAP, "vmm_map", 0, 1, 0, 0)             /* a physical handle mapped into reserved address space */ \
+    X(VT_KIND_VA, "va_reserved", 0, 2, 0, 0)              /* cuMemAddressReserve: address space, not memory */   \
+    X(VT_KIND_PHYS, "vmm_physical", 1, 0, 1, 1)           /* cuMemCreate on a device */                          \
+    X(VT_KIND_PHYS_HOST, "vmm_physical_host", 1, 0, 0, 0) /* cuMemCreate on HOST or HOST_NUMA */                 \
+    X(VT_KIND_BLOCK, "block", 0, 3, 0, 0)                 /* a caching allocator's block (vramtrace_block_alloc) */ \
+    X(VT_KIND_ARRAY, "array", 0, 4, 1, 0)                 /* a CUDA array or mipmapped array, keyed by its handle */ \
+    X(VT_KIND_HOST_REG, "host_registered", 0, 5, 0, 0)    /* host memory the program pinned itself */            \
+    X(VT_KIND_IMPORTED, "imported", 0, 0, 0, 0)           /* another owner's memory mapped here: IPC, pool imports */ \
+    X(VT_KIND_EXTERNAL, "external", 0, 6, 0, 0)           /* an external memory object, keyed by its handle */   \
+    X(VT_KIND_GRAPH, "graph", 0, 0, 0, 0)                 /* a CUDA graph's allocation node, live from a launch */
+
+#define VT_KIND_ENUM_ITEM(e, ...) e,
+enum vt_kind { VT_KINDS(VT_KIND_ENUM_ITEM) VT_KIND_COUNT };
+#undef VT_KIND_ENUM_ITEM
+
+/* The table's columns as functions (a switch: a constant kind folds to its answer). */
+#define VT_KIND_CASE_WORD(e, word, rec, space, reserved, bounded) case e: return word;
+#define VT_KIND_CASE_REC(e, word, rec, space, reserved, bounded) case e: return rec;
+#define VT_KIND_CASE_SPACE(e, word, rec, space, reserved, bounded) case e: return space;
+#define VT_KIND_CASE_RESERVED(e, word, rec, space, reserved, bounded) case e: return reserved;
+#define VT_KIND_CASE_BOUNDED(e, word, rec, space, reserved, bounded) case e: return bounded;
+static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_WORD) default: return "?"; } }
+static inline int vt_kind_record(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_REC) default: return -1; } }
+static inline unsigned vt_kind_space(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_SPACE) default: return 0; } }
+static inline int vt_kind_reserved(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_RESERVED) default: return 0; } }
+static inline int vt_kind_bounded(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_BOUNDED) default: return 0; } }
+#undef VT_KIND_CASE_WORD
+#undef VT_KIND_CASE_REC
+#undef VT_KIND_CASE_SPACE
+#undef VT_KIND_CASE_RESERVED
+#undef VT_KIND_CASE_BOUNDED
 
 /* A stack's return address that lay in code unloaded since (dlclose): written in its place, named so. */
 #define VT_PC_UNLOADED 0x1

@@ -271,7 +271,7 @@ size_t count_allocs(const struct vt_dumpfile *d, const char *kind, const char *a
     size_t n = 0;
     for (size_t i = 0; i < d->nallocs; i++) {
         const struct vt_df_alloc *a = &d->allocs[i];
-        if ((!kind || !strcmp(a->kind, kind)) && (!api || !strcmp(a->api, api)) && (!size || a->size == size))
+        if ((!kind || !strcmp(vt_kind_word(a->kind), kind)) && (!api || !strcmp(a->api, api)) && (!size || a->size == size))
             n++;
     }
     return n;

@@ -28,7 +28,7 @@ static void test_vmm(void)
         return;
     }
     const struct vt_df_phys *p = only_phys(&d[0]);
-    ok(p && p->size == 2 * MiB && p->refs == 1 && p->maps == 1 && !strcmp(p->kind, "vmm_physical"),
+    ok(p && p->size == 2 * MiB && p->refs == 1 && p->maps == 1 && p->kind == VT_KIND_PHYS,
        "created and mapped: one handle, refs 1, maps 1");
     ok(p && p->device == 0, "device from prop->location");
     /* Stamped in the CPU's ticks where it can (vt_clock.h), written as CLOCK_MONOTONIC nanoseconds. */

@@ -148,6 +148,25 @@ int main(void)
     INSERTED("dup-counter.dump", "counter dropped 1\n", 0, "counter 'dropped' is listed twice");
     INSERTED("dup-exe.dump", "exe /bin/other\n", 0, "a second 'exe' record");
 #undef INSERTED
+    /* The same number in two address spaces is two things, as in the library (common/vt_format.h, VT_KINDS):
+     * a device pointer and an array handle, a registered host range, an external memory handle. */
+    {
+        const char *spaces = "alloc 0x10 12 device cuMemAlloc_v2 0 0x0 0x0 0x0 0 0 1 1 1\n"
+                             "alloc 0x10 64 array cuArrayCreate_v2 0 0x0 0x0 0x0 0 0 2 1 1\n"
+                             "alloc 0x10 4096 host_registered cuMemHostRegister_v2 -1 0x0 0x0 0x0 0 0 3 1 1\n"
+                             "alloc 0x10 256 external cuImportExternalMemory 0 0x0 0x0 0x0 0 0 4 1 1\n";
+        char spath[1024], err[600] = "";
+        snprintf(spath, sizeof spath, "%s/spaces.dump", r.dir);
+        memcpy(bad, good, head);
+        int n = sprintf(bad + head, "%s", spaces);
+        memcpy(bad + head + n, good + head, len - head);
+        write_file(spath, bad, len + (size_t)n);
+        struct vt_dumpfile sd;
+        int sr = vt_dumpfile_read(spath, &sd, err, sizeof err);
+        ok(sr == 0, "one number in four address spaces is four entries, not a duplicate: %s", err);
+        if (sr == 0)
+            vt_dumpfile_free(&sd);
+    }
     /* Windows line endings: named as such, not as a bad number. */
     char *crlf = malloc(2 * len + 1);
     size_t k = 0;

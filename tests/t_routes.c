@@ -20,7 +20,7 @@ static void check_route(const char *prog, const char *mode, uint64_t size, const
         is_u64(count_allocs(&d[0], NULL, NULL, size), 1, "the allocation is there exactly once");
         const struct vt_df_alloc *a = find_alloc(&d[0], size);
         if (ok(a != NULL, "found by size")) {
-            is_str(a->kind, kind, "kind");
+            is_str(vt_kind_word(a->kind), kind, "kind");
             is_str(a->api, api, "api");
             ok(stack_has(&d[0], a->stack, fn), "stack names %s", fn);
             const struct vt_df_stack *st = vt_df_stack(&d[0], a->stack);

@@ -174,26 +174,9 @@ static void vt_unlock_all(void)
     vt_mutex_unlock(&vt_lock);
 }
 
-#define VT_KIND_WORD(e, word, phys) word,
-static const char *const vt_kind_names[VT_KIND_COUNT] = {VT_KINDS(VT_KIND_WORD)};
-#undef VT_KIND_WORD
-
-const char *vt_kind_name(enum vt_kind k)
-{
-    return k < VT_KIND_COUNT ? vt_kind_names[k] : "?";
-}
-
-/* Address spaces inside the one table: memory, mappings, reservations, array handles and registered
- * host ranges never collide. */
 static uint8_t vt_space_of(enum vt_kind k)
 {
-    return k == VT_KIND_VMM_MAP ? 1 : k == VT_KIND_VA ? 2 : k == VT_KIND_BLOCK ? 3 : k == VT_KIND_ARRAY ? 4
-         : k == VT_KIND_HOST_REG ? 5 : k == VT_KIND_EXTERNAL ? 6 : 0;
-}
-
-static int vt_counts_reserved(enum vt_kind k)
-{
-    return k == VT_KIND_DEVICE || k == VT_KIND_PHYS || k == VT_KIND_ARRAY;
+    return (uint8_t)vt_kind_space(k);
 }
 
 static void vt_device_seen(int device)
@@ -231,7 +214,7 @@ static void vt_live_add_locked(struct vt_counters *c, enum vt_kind k, int device
     c->live_count[k]++;
     c->live_bytes[k] += size;
     vt_device_seen(device);
-    if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
+    if (vt_kind_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
         vt_reserved_change(c, device, (int64_t)size);
 }
 
@@ -239,7 +222,7 @@ static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device
 {
     c->live_count[k]--;
     c->live_bytes[k] -= size;
-    if (vt_counts_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
+    if (vt_kind_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
         vt_reserved_change(c, device, -(int64_t)size);
 }
 

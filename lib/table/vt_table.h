@@ -15,11 +15,7 @@
 #define VT_MAX_DEVICES 64
 #define VT_MAX_UNWATCHED 64
 
-#define VT_KIND_ENUM(e, word, phys) e,
-enum vt_kind { VT_KINDS(VT_KIND_ENUM) VT_KIND_COUNT }; /* common/vt_format.h: what each is */
-#undef VT_KIND_ENUM
 
-const char *vt_kind_name(enum vt_kind k);
 
 /* One tracked allocation: 64 bytes (what only some kinds need shares one place). */
 struct vt_alloc {
