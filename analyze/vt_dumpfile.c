@@ -13,6 +13,7 @@
 #include "vramtrace.h"
 #include "vt_dumpfile.h"
 #include "vt_format.h"
+#include "vt_records.h"
 #include "vt_text.h"
 
 #define VT_DF_MAX_FIELDS 160
@@ -279,9 +280,11 @@ static int vt_df_rec_allocator(struct vt_df_parser *p, struct vt_dumpfile *d, st
 {
     VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
     struct vt_df_allocator *v = &d->allocators[d->nallocators];
-    if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-        vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_word(p, 3, v->backend, sizeof v->backend) < 0 ||
-        vt_df_u64(p, 4, &v->allocated, 1) < 0 || vt_df_u64(p, 5, &v->reserved, 1) < 0)
+    if (vt_df_nfields(p, VT_F_ALLOCATOR_N) < 0 || vt_df_word(p, VT_F_ALLOCATOR_NAME, v->name, sizeof v->name) < 0 ||
+        vt_df_int(p, VT_F_ALLOCATOR_DEV, &v->device, -1, 1023) < 0 ||
+        vt_df_word(p, VT_F_ALLOCATOR_BACKEND, v->backend, sizeof v->backend) < 0 ||
+        vt_df_u64(p, VT_F_ALLOCATOR_ALLOCATED, &v->allocated, 1) < 0 ||
+        vt_df_u64(p, VT_F_ALLOCATOR_RESERVED, &v->reserved, 1) < 0)
         return -1;
     d->nallocators++;
     return 0;
@@ -292,15 +295,17 @@ static int vt_df_rec_segment(struct vt_df_parser *p, struct vt_dumpfile *d, stru
     VT_DF_GROW(d->segments, d->nsegments, cap->segments);
     struct vt_df_segment *v = &d->segments[d->nsegments];
     memset(v, 0, sizeof *v);
-    if (vt_df_nfields(p, 8) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-        vt_df_int(p, 3, &v->device, -1, 1023) < 0 || vt_df_word(p, 4, v->allocator, sizeof v->allocator) < 0 ||
-        vt_df_word(p, 5, v->type, sizeof v->type) < 0 || vt_df_word(p, 6, v->pool, sizeof v->pool) < 0)
+    if (vt_df_nfields(p, VT_F_SEGMENT_N) < 0 || vt_df_u64(p, VT_F_SEGMENT_ADDR, &v->addr, 0) < 0 ||
+        vt_df_size(p, VT_F_SEGMENT_SIZE, &v->size) < 0 || vt_df_int(p, VT_F_SEGMENT_DEV, &v->device, -1, 1023) < 0 ||
+        vt_df_word(p, VT_F_SEGMENT_ALLOCATOR, v->allocator, sizeof v->allocator) < 0 ||
+        vt_df_word(p, VT_F_SEGMENT_TYPE, v->type, sizeof v->type) < 0 ||
+        vt_df_word(p, VT_F_SEGMENT_POOL, v->pool, sizeof v->pool) < 0)
         return -1;
-    if (strcmp(p->field[7], "expandable") && strcmp(p->field[7], "fixed"))
-        return vt_df_fail(p, "segment must be expandable or fixed, not '%s'", p->field[7]);
+    if (strcmp(p->field[VT_F_SEGMENT_LAYOUT], "expandable") && strcmp(p->field[VT_F_SEGMENT_LAYOUT], "fixed"))
+        return vt_df_fail(p, "segment must be expandable or fixed, not '%s'", p->field[VT_F_SEGMENT_LAYOUT]);
     if (v->addr + v->size < v->addr)
         return vt_df_fail(p, "segment runs past the end of the address space");
-    v->expandable = !strcmp(p->field[7], "expandable");
+    v->expandable = !strcmp(p->field[VT_F_SEGMENT_LAYOUT], "expandable");
     v->line = p->line;
     v->first_block = d->nblocks;
     d->nsegments++;
@@ -314,13 +319,14 @@ static int vt_df_rec_block(struct vt_df_parser *p, struct vt_dumpfile *d, struct
     struct vt_df_block *v = &d->blocks[d->nblocks];
     if (!d->nsegments)
         return vt_df_fail(p, "a block before any segment");
-    if (vt_df_nfields(p, 6) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-        vt_df_size(p, 3, &v->requested) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+    if (vt_df_nfields(p, VT_F_BLOCK_N) < 0 || vt_df_u64(p, VT_F_BLOCK_ADDR, &v->addr, 0) < 0 ||
+        vt_df_size(p, VT_F_BLOCK_SIZE, &v->size) < 0 || vt_df_size(p, VT_F_BLOCK_REQUESTED, &v->requested) < 0 ||
+        vt_df_u32(p, VT_F_BLOCK_PYSTACK, &v->pystack) < 0)
         return -1;
-    for (v->state = 0; v->state < 3 && strcmp(states[v->state], p->field[4]); v->state++)
+    for (v->state = 0; v->state < 3 && strcmp(states[v->state], p->field[VT_F_BLOCK_STATE]); v->state++)
         ;
     if (v->state == 3)
-        return vt_df_fail(p, "unknown block state '%s'", p->field[4]);
+        return vt_df_fail(p, "unknown block state '%s'", p->field[VT_F_BLOCK_STATE]);
     struct vt_df_segment *seg = &d->segments[d->nsegments - 1];
     if (v->addr < seg->addr || v->size > seg->size || v->addr - seg->addr > seg->size - v->size)
         return vt_df_fail(p, "block 0x%llx (%llu bytes) is not inside its segment 0x%llx (%llu bytes)",
@@ -356,9 +362,10 @@ static int vt_df_rec_held(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->held, d->nheld, cap->held);
     struct vt_df_held *v = &d->held[d->nheld];
-    if (vt_df_nfields(p, 6) < 0 || vt_df_word(p, 1, v->allocator, sizeof v->allocator) < 0 ||
-        vt_df_int(p, 2, &v->device, -1, 1023) < 0 || vt_df_u64(p, 3, &v->count, 0) < 0 ||
-        vt_df_u64(p, 4, &v->bytes, 0) < 0 || vt_df_u32(p, 5, &v->pystack) < 0)
+    if (vt_df_nfields(p, VT_F_HELD_N) < 0 ||
+        vt_df_word(p, VT_F_HELD_ALLOCATOR, v->allocator, sizeof v->allocator) < 0 ||
+        vt_df_int(p, VT_F_HELD_DEV, &v->device, -1, 1023) < 0 || vt_df_u64(p, VT_F_HELD_COUNT, &v->count, 0) < 0 ||
+        vt_df_u64(p, VT_F_HELD_BYTES, &v->bytes, 0) < 0 || vt_df_u32(p, VT_F_HELD_PYSTACK, &v->pystack) < 0)
         return -1;
     v->line = p->line;
     d->nheld++;
@@ -456,16 +463,17 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
     struct vt_df_alloc *v = &d->allocs[d->nallocs];
     uint64_t unused;
     int kind;
-    if (vt_df_nfields(p, 14) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-        vt_df_kind_field(p, 3, 0, &kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
-        vt_df_int(p, 5, &v->device, -1, 1023) < 0 || vt_df_u64(p, 6, &unused, 0) < 0 ||
-        vt_df_u64(p, 7, &unused, 0) < 0 || vt_df_u64(p, 8, &v->handle, 0) < 0 ||
-        vt_df_u64(p, 9, &unused, 0) < 0 || vt_df_u32(p, 10, &v->stack) < 0 ||
-        vt_df_u64(p, 11, &unused, 0) < 0 || vt_df_u64(p, 12, &unused, 0) < 0 ||
-        vt_df_int(p, 13, &v->tid, 0, 0x7fffffff) < 0)
+    if (vt_df_nfields(p, VT_F_ALLOC_N) < 0 || vt_df_u64(p, VT_F_ALLOC_ADDR, &v->addr, 0) < 0 ||
+        vt_df_size(p, VT_F_ALLOC_SIZE, &v->size) < 0 || vt_df_kind_field(p, VT_F_ALLOC_KIND, 0, &kind) < 0 ||
+        vt_df_name(p, d, VT_F_ALLOC_API, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_int(p, VT_F_ALLOC_DEV, &v->device, -1, 1023) < 0 || vt_df_u64(p, VT_F_ALLOC_STREAM, &unused, 0) < 0 ||
+        vt_df_u64(p, VT_F_ALLOC_POOL, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_HANDLE, &v->handle, 0) < 0 ||
+        vt_df_u64(p, VT_F_ALLOC_OFFSET, &unused, 0) < 0 || vt_df_u32(p, VT_F_ALLOC_STACK, &v->stack) < 0 ||
+        vt_df_u64(p, VT_F_ALLOC_SEQ, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_TIME, &unused, 0) < 0 ||
+        vt_df_int(p, VT_F_ALLOC_TID, &v->tid, 0, 0x7fffffff) < 0)
         return -1;
     if (kind < 0)
-        return vt_df_fail(p, "unknown allocation kind '%s'", p->field[3]);
+        return vt_df_fail(p, "unknown allocation kind '%s'", p->field[VT_F_ALLOC_KIND]);
     v->kind = (enum vt_kind)kind;
     v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
     d->nallocs++;
@@ -490,11 +498,13 @@ static int vt_df_rec_device(struct vt_df_parser *p, struct vt_dumpfile *d, struc
 {
     VT_DF_GROW(d->devices, d->ndevices, cap->devices);
     struct vt_df_device *v = &d->devices[d->ndevices];
-    if (vt_df_nfields(p, 9) < 0 || vt_df_int(p, 1, &v->ordinal, 0, 1023) < 0 ||
-        vt_df_u64(p, 2, &v->total, 1) < 0 || vt_df_u64(p, 3, &v->free, 1) < 0 ||
-        vt_df_u64(p, 4, &v->reserved, 0) < 0 || vt_df_u64(p, 5, &v->reserved_peak, 0) < 0 ||
-        vt_df_u64(p, 6, &v->process_used, 1) < 0 || vt_df_u64(p, 7, &v->graph_reserved, 1) < 0 ||
-        vt_df_u64(p, 8, &v->graph_used, 1) < 0)
+    if (vt_df_nfields(p, VT_F_DEVICE_N) < 0 || vt_df_int(p, VT_F_DEVICE_ORD, &v->ordinal, 0, 1023) < 0 ||
+        vt_df_u64(p, VT_F_DEVICE_TOTAL, &v->total, 1) < 0 || vt_df_u64(p, VT_F_DEVICE_FREE, &v->free, 1) < 0 ||
+        vt_df_u64(p, VT_F_DEVICE_RESERVED, &v->reserved, 0) < 0 ||
+        vt_df_u64(p, VT_F_DEVICE_PEAK, &v->reserved_peak, 0) < 0 ||
+        vt_df_u64(p, VT_F_DEVICE_PROCESS_USED, &v->process_used, 1) < 0 ||
+        vt_df_u64(p, VT_F_DEVICE_GRAPH_RESERVED, &v->graph_reserved, 1) < 0 ||
+        vt_df_u64(p, VT_F_DEVICE_GRAPH_USED, &v->graph_used, 1) < 0)
         return -1;
     for (size_t i = 0; i < d->ndevices; i++)
         if (d->devices[i].ordinal == v->ordinal)
@@ -509,13 +519,15 @@ static int vt_df_rec_limits(struct vt_df_parser *p, struct vt_dumpfile *d, struc
 {
     (void)cap;
     int ord;
-    if (vt_df_nfields(p, 6) < 0 || vt_df_int(p, 1, &ord, 0, 1023) < 0)
+    if (vt_df_nfields(p, VT_F_LIMITS_N) < 0 || vt_df_int(p, VT_F_LIMITS_ORD, &ord, 0, 1023) < 0)
         return -1;
     struct vt_df_device *v = d->ndevices && d->devices[d->ndevices - 1].ordinal == ord ? &d->devices[d->ndevices - 1] : NULL;
     if (!v)
         return vt_df_fail(p, "limits of device %d, which is not the device record above", ord);
-    if (vt_df_u64(p, 2, &v->malloc_heap, 1) < 0 || vt_df_u64(p, 3, &v->stack_per_thread, 1) < 0 ||
-        vt_df_u64(p, 4, &v->resident_threads, 1) < 0 || vt_df_u64(p, 5, &v->printf_fifo, 1) < 0)
+    if (vt_df_u64(p, VT_F_LIMITS_MALLOC_HEAP, &v->malloc_heap, 1) < 0 ||
+        vt_df_u64(p, VT_F_LIMITS_STACK_PER_THREAD, &v->stack_per_thread, 1) < 0 ||
+        vt_df_u64(p, VT_F_LIMITS_RESIDENT_THREADS, &v->resident_threads, 1) < 0 ||
+        vt_df_u64(p, VT_F_LIMITS_PRINTF_FIFO, &v->printf_fifo, 1) < 0)
         return -1;
     v->has_limits = 1;
     return 0;
@@ -525,16 +537,18 @@ static int vt_df_rec_pool(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->pools, d->npools, cap->pools);
     struct vt_df_pool *v = &d->pools[d->npools];
-    if (vt_df_nfields(p, 9) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_int(p, 2, &v->device, -1, 1023) < 0)
+    if (vt_df_nfields(p, VT_F_POOL_N) < 0 || vt_df_u64(p, VT_F_POOL_HANDLE, &v->handle, 0) < 0 ||
+        vt_df_int(p, VT_F_POOL_DEV, &v->device, -1, 1023) < 0)
         return -1;
-    if (strcmp(p->field[3], "default") && strcmp(p->field[3], "explicit"))
-        return vt_df_fail(p, "pool kind must be default or explicit, not '%s'", p->field[3]);
-    v->is_default = !strcmp(p->field[3], "default");
-    if (vt_df_u64(p, 4, &v->reserved, 1) < 0 || vt_df_u64(p, 5, &v->used, 1) < 0 ||
-        vt_df_u64(p, 6, &v->reserved_high, 1) < 0 || vt_df_u64(p, 7, &v->used_high, 1) < 0 ||
-        vt_df_u64(p, 8, &v->threshold, 1) < 0)
+    if (strcmp(p->field[VT_F_POOL_TYPE], "default") && strcmp(p->field[VT_F_POOL_TYPE], "explicit"))
+        return vt_df_fail(p, "pool kind must be default or explicit, not '%s'", p->field[VT_F_POOL_TYPE]);
+    v->is_default = !strcmp(p->field[VT_F_POOL_TYPE], "default");
+    if (vt_df_u64(p, VT_F_POOL_RESERVED, &v->reserved, 1) < 0 || vt_df_u64(p, VT_F_POOL_USED, &v->used, 1) < 0 ||
+        vt_df_u64(p, VT_F_POOL_RESERVED_HIGH, &v->reserved_high, 1) < 0 ||
+        vt_df_u64(p, VT_F_POOL_USED_HIGH, &v->used_high, 1) < 0 ||
+        vt_df_u64(p, VT_F_POOL_THRESHOLD, &v->threshold, 1) < 0)
         return -1;
-    v->threshold_known = strcmp(p->field[8], "-") != 0;
+    v->threshold_known = strcmp(p->field[VT_F_POOL_THRESHOLD], "-") != 0;
     for (size_t i = 0; i < d->npools; i++)
         if (d->pools[i].handle == v->handle)
             return vt_df_fail(p, "pool 0x%llx is listed twice", (unsigned long long)v->handle);
@@ -564,10 +578,11 @@ static int vt_df_rec_kind(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
     struct vt_df_kind *v = &d->kinds[d->nkinds];
-    if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-        vt_df_u64(p, 2, &v->count, 0) < 0 || vt_df_u64(p, 3, &v->bytes, 0) < 0 ||
-        vt_df_u64(p, 4, &v->allocs, 0) < 0 || vt_df_u64(p, 5, &v->frees, 0) < 0 ||
-        vt_df_u64(p, 6, &v->bytes_alloc, 0) < 0 || vt_df_u64(p, 7, &v->bytes_freed, 0) < 0)
+    if (vt_df_nfields(p, VT_F_KIND_N) < 0 || vt_df_word(p, VT_F_KIND_NAME, v->name, sizeof v->name) < 0 ||
+        vt_df_u64(p, VT_F_KIND_COUNT, &v->count, 0) < 0 || vt_df_u64(p, VT_F_KIND_BYTES, &v->bytes, 0) < 0 ||
+        vt_df_u64(p, VT_F_KIND_ALLOCS, &v->allocs, 0) < 0 || vt_df_u64(p, VT_F_KIND_FREES, &v->frees, 0) < 0 ||
+        vt_df_u64(p, VT_F_KIND_BYTES_ALLOC, &v->bytes_alloc, 0) < 0 ||
+        vt_df_u64(p, VT_F_KIND_BYTES_FREED, &v->bytes_freed, 0) < 0)
         return -1;
     for (size_t i = 0; i < d->nkinds; i++)
         if (!strcmp(d->kinds[i].name, v->name))
@@ -580,10 +595,10 @@ static int vt_df_rec_api(struct vt_df_parser *p, struct vt_dumpfile *d, struct v
 {
     VT_DF_GROW(d->apis, d->napis, cap->apis);
     struct vt_df_api *v = &d->apis[d->napis];
-    if (vt_df_nfields(p, 8) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 ||
-        vt_df_u64(p, 2, &v->calls, 0) < 0 || vt_df_u64(p, 3, &v->allocs, 0) < 0 ||
-        vt_df_u64(p, 4, &v->frees, 0) < 0 || vt_df_u64(p, 5, &v->bytes_alloc, 0) < 0 ||
-        vt_df_u64(p, 6, &v->bytes_freed, 0) < 0 || vt_df_u64(p, 7, &v->failed, 0) < 0)
+    if (vt_df_nfields(p, VT_F_API_N) < 0 || vt_df_word(p, VT_F_API_NAME, v->name, sizeof v->name) < 0 ||
+        vt_df_u64(p, VT_F_API_CALLS, &v->calls, 0) < 0 || vt_df_u64(p, VT_F_API_ALLOCS, &v->allocs, 0) < 0 ||
+        vt_df_u64(p, VT_F_API_FREES, &v->frees, 0) < 0 || vt_df_u64(p, VT_F_API_BYTES_ALLOC, &v->bytes_alloc, 0) < 0 ||
+        vt_df_u64(p, VT_F_API_BYTES_FREED, &v->bytes_freed, 0) < 0 || vt_df_u64(p, VT_F_API_FAILED, &v->failed, 0) < 0)
         return -1;
     for (size_t i = 0; i < d->napis; i++)
         if (!strcmp(d->apis[i].name, v->name))
@@ -603,19 +618,20 @@ static int vt_df_rec_failed(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     VT_DF_GROW(d->failed, d->nfailed, cap->failed);
     struct vt_df_failed *v = &d->failed[d->nfailed];
     memset(v, 0, sizeof *v);
-    if (vt_df_nfields(p, old ? 8 : 11) < 0 || vt_df_u64(p, 1, &v->seq, 0) < 0 ||
-        vt_df_word(p, 2, v->api, sizeof v->api) < 0 || vt_df_u64(p, 3, &v->size, 0) < 0 ||
-        vt_df_int(p, 4, &v->device, -1, 1023) < 0 || vt_df_u32(p, 5, &v->stack) < 0 ||
-        vt_df_int(p, 6, &v->result, -0x7fffffffL, 0x7fffffff) < 0)
+    if (vt_df_nfields(p, old ? 8 : VT_F_FAILED_N) < 0 || vt_df_u64(p, VT_F_FAILED_SEQ, &v->seq, 0) < 0 ||
+        vt_df_word(p, VT_F_FAILED_API, v->api, sizeof v->api) < 0 || vt_df_u64(p, VT_F_FAILED_SIZE, &v->size, 0) < 0 ||
+        vt_df_int(p, VT_F_FAILED_DEV, &v->device, -1, 1023) < 0 || vt_df_u32(p, VT_F_FAILED_STACK, &v->stack) < 0 ||
+        vt_df_int(p, VT_F_FAILED_RESULT, &v->result, -0x7fffffffL, 0x7fffffff) < 0)
         return -1;
     if (old) {
         v->count = 1;
         v->free_then = VT_DF_UNKNOWN;
-        if (vt_df_u64(p, 7, &v->first_ns, 0) < 0)
+        if (vt_df_u64(p, 7, &v->first_ns, 0) < 0) /* version 3's oom: its time where COUNT is now */
             return -1;
         v->last_ns = v->first_ns;
-    } else if (vt_df_u64(p, 7, &v->count, 0) < 0 || vt_df_u64(p, 8, &v->first_ns, 0) < 0 ||
-               vt_df_u64(p, 9, &v->last_ns, 0) < 0 || vt_df_u64(p, 10, &v->free_then, 1) < 0) {
+    } else if (vt_df_u64(p, VT_F_FAILED_COUNT, &v->count, 0) < 0 ||
+        vt_df_u64(p, VT_F_FAILED_FIRST, &v->first_ns, 0) < 0 || vt_df_u64(p, VT_F_FAILED_LAST, &v->last_ns, 0) < 0 ||
+        vt_df_u64(p, VT_F_FAILED_FREE, &v->free_then, 1) < 0) {
         return -1;
     } else if (!v->count || v->last_ns < v->first_ns) {
         return vt_df_fail(p, "a failed request needs a count of at least 1 and a last time not before its first");
@@ -689,8 +705,8 @@ static int vt_df_rec_pool_segment(struct vt_df_parser *p, struct vt_dumpfile *d,
 {
     VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
     struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
-    if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &v->addr, 0) < 0 ||
-        vt_df_word(p, 2, v->allocator, sizeof v->allocator) < 0)
+    if (vt_df_nfields(p, VT_F_POOL_SEGMENT_N) < 0 || vt_df_u64(p, VT_F_POOL_SEGMENT_ADDR, &v->addr, 0) < 0 ||
+        vt_df_word(p, VT_F_POOL_SEGMENT_ALLOCATOR, v->allocator, sizeof v->allocator) < 0)
         return -1;
     d->npool_segments++;
     return 0;
@@ -701,15 +717,17 @@ static int vt_df_rec_phys(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
     VT_DF_GROW(d->phys, d->nphys, cap->phys);
     struct vt_df_phys *v = &d->phys[d->nphys];
     int kind;
-    if (vt_df_nfields(p, 12) < 0 || vt_df_u64(p, 1, &v->handle, 0) < 0 || vt_df_size(p, 2, &v->size) < 0 ||
-        vt_df_kind_field(p, 3, 1, &kind) < 0 || vt_df_name(p, d, 4, VT_DF_API_LEN, &v->api) < 0 ||
-        vt_df_int(p, 5, &v->device, -1, 0x7fffffff) < 0 || vt_df_int(p, 6, &v->refs, -1000000, 1000000) < 0 ||
-        vt_df_int(p, 7, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, 8, &v->stack) < 0 ||
-        vt_df_u64(p, 9, &v->seq, 0) < 0 || vt_df_u64(p, 10, &v->time_ns, 0) < 0 ||
-        vt_df_int(p, 11, &v->tid, 0, 0x7fffffff) < 0)
+    if (vt_df_nfields(p, VT_F_PHYS_N) < 0 || vt_df_u64(p, VT_F_PHYS_HANDLE, &v->handle, 0) < 0 ||
+        vt_df_size(p, VT_F_PHYS_SIZE, &v->size) < 0 || vt_df_kind_field(p, VT_F_PHYS_KIND, 1, &kind) < 0 ||
+        vt_df_name(p, d, VT_F_PHYS_API, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_int(p, VT_F_PHYS_DEV, &v->device, -1, 0x7fffffff) < 0 ||
+        vt_df_int(p, VT_F_PHYS_REFS, &v->refs, -1000000, 1000000) < 0 ||
+        vt_df_int(p, VT_F_PHYS_MAPS, &v->maps, -1000000, 1000000) < 0 || vt_df_u32(p, VT_F_PHYS_STACK, &v->stack) < 0 ||
+        vt_df_u64(p, VT_F_PHYS_SEQ, &v->seq, 0) < 0 || vt_df_u64(p, VT_F_PHYS_TIME, &v->time_ns, 0) < 0 ||
+        vt_df_int(p, VT_F_PHYS_TID, &v->tid, 0, 0x7fffffff) < 0)
         return -1;
     if (kind < 0)
-        return vt_df_fail(p, "unknown physical memory kind '%s'", p->field[3]);
+        return vt_df_fail(p, "unknown physical memory kind '%s'", p->field[VT_F_PHYS_KIND]);
     v->kind = (enum vt_kind)kind;
     v->line = p->line;
     d->nphys++;

@@ -22,6 +22,7 @@
 #include "vramtrace.h"
 #include "vt_clock.h"
 #include "vt_format.h"
+#include "vt_records.h"
 #include "vt_blocks.h"
 #include "vt_config.h"
 #include "vt_devices.h"
@@ -348,14 +349,14 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         const struct vt_api_counters *ac = &s->c.api[a];
         if (!ac->calls && !ac->allocs && !ac->frees && !ac->failed)
             continue;
-        vt_outf(f, VT_REC_API " %s %llu %llu %llu %llu %llu %llu\n", vt_fn_name((enum vt_fn)a),
+        vt_outf(f, VT_REC_FMT(API), vt_fn_name((enum vt_fn)a),
                 (unsigned long long)ac->calls, (unsigned long long)ac->allocs, (unsigned long long)ac->frees,
                 (unsigned long long)ac->bytes_alloc, (unsigned long long)ac->bytes_freed,
                 (unsigned long long)ac->failed);
     }
     for (int k = 0; k < VT_KIND_COUNT; k++) {
         const struct vt_kind_counters *kc = &s->c.kind[k];
-        vt_outf(f, VT_REC_KIND " %s %llu %llu %llu %llu %llu %llu\n", vt_kind_word((enum vt_kind)k),
+        vt_outf(f, VT_REC_FMT(KIND), vt_kind_word((enum vt_kind)k),
                 (unsigned long long)s->c.live_count[k], (unsigned long long)s->c.live_bytes[k],
                 (unsigned long long)kc->allocs, (unsigned long long)kc->frees, (unsigned long long)kc->bytes_alloc,
                 (unsigned long long)kc->bytes_freed);
@@ -387,18 +388,18 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         const struct vt_alloc *a = &s->allocs[i];
         /* A block's API field names its allocator. The fields of one kind only are 0 for the others. */
         int block = a->kind == VT_KIND_BLOCK, async = a->kind == VT_KIND_ASYNC, map = a->kind == VT_KIND_VMM_MAP;
-        vt_outf(f, VT_REC_ALLOC " 0x%llx %llu %s %s %d 0x%llx 0x%llx 0x%llx %llu %u %llu %llu %d\n",
+        vt_outf(f, VT_REC_FMT(ALLOC),
                 (unsigned long long)a->addr, (unsigned long long)a->size, vt_kind_word(a->kind),
                 block ? vt_block_owner(a->x.owner) : vt_fn_name(a->api), a->device,
                 (unsigned long long)(async ? a->x.async.stream : 0), (unsigned long long)(async ? a->x.async.pool : 0),
                 (unsigned long long)(map ? a->x.map.handle : 0), (unsigned long long)(map ? a->x.map.offset : 0),
                 a->stack, (unsigned long long)a->seq, (unsigned long long)vt_ticks_at(&scale, a->stamp), a->tid);
         if (a->kind == VT_KIND_DEVICE && a->x.owner)
-            vt_outf(f, VT_REC_POOL_SEGMENT " 0x%llx %s\n", (unsigned long long)a->addr, vt_block_owner(a->x.owner));
+            vt_outf(f, VT_REC_FMT(POOL_SEGMENT), (unsigned long long)a->addr, vt_block_owner(a->x.owner));
     }
     for (size_t i = 0; i < s->nphys; i++) {
         const struct vt_phys *p = &s->phys[i];
-        vt_outf(f, VT_REC_PHYS " 0x%llx %llu %s %s %d %d %d %u %llu %llu %d\n", (unsigned long long)p->handle,
+        vt_outf(f, VT_REC_FMT(PHYS), (unsigned long long)p->handle,
                 (unsigned long long)p->size, vt_kind_word(p->kind), vt_fn_name(p->api), p->device, p->refs,
                 p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)vt_ticks_at(&scale, p->stamp), p->tid);
     }

@@ -1,0 +1,85 @@
+/* The dump's fixed records, each as one list of its fields after its word (docs/FORMAT.md), from which
+ * both halves take what they need:
+ * - the writer its printf format: VT_REC_FMT(ALLOC) is VT_REC_ALLOC " 0x%llx %llu %s ..." "\n" (records
+ *   with an `opt` field, written as '-' when not known, are written a field at a time, in this order);
+ * - the reader each field's number: VT_F_ALLOC_SIZE is 2 (the word is 0), VT_F_ALLOC_N the count with
+ *   the word;
+ * - the synopsis docs/FORMAT.md gives: VT_REC_DOC(ALLOC) is "alloc 0xADDR SIZE KIND ..." (tests/t_records.c
+ *   checks each is there, word for word).
+ * X(RECORD, FIELD, TYPE); TYPE: hex (0x%llx), u64 (%llu), opt (%llu, or '-' when not known), int (%d),
+ * u32 (%u), word (%s: a name, escaped where the program chose it). Adding a field: one X here, and the code
+ * that fills and uses it. */
+#ifndef VT_RECORDS_H
+#define VT_RECORDS_H
+
+#include "vt_format.h"
+
+#define VT_FIELDS_DEVICE(X)                                                                                      \
+    X(DEVICE, ORD, int) X(DEVICE, TOTAL, opt) X(DEVICE, FREE, opt) X(DEVICE, RESERVED, u64)                      \
+    X(DEVICE, PEAK, u64) X(DEVICE, PROCESS_USED, opt) X(DEVICE, GRAPH_RESERVED, opt) X(DEVICE, GRAPH_USED, opt)
+#define VT_FIELDS_LIMITS(X)                                                                                      \
+    X(LIMITS, ORD, int) X(LIMITS, MALLOC_HEAP, opt) X(LIMITS, STACK_PER_THREAD, opt)                             \
+    X(LIMITS, RESIDENT_THREADS, opt) X(LIMITS, PRINTF_FIFO, opt)
+#define VT_FIELDS_POOL(X)                                                                                        \
+    X(POOL, HANDLE, hex) X(POOL, DEV, int) X(POOL, TYPE, word) X(POOL, RESERVED, opt) X(POOL, USED, opt)         \
+    X(POOL, RESERVED_HIGH, opt) X(POOL, USED_HIGH, opt) X(POOL, THRESHOLD, opt)
+#define VT_FIELDS_API(X)                                                                                         \
+    X(API, NAME, word) X(API, CALLS, u64) X(API, ALLOCS, u64) X(API, FREES, u64) X(API, BYTES_ALLOC, u64)        \
+    X(API, BYTES_FREED, u64) X(API, FAILED, u64)
+#define VT_FIELDS_KIND(X)                                                                                        \
+    X(KIND, NAME, word) X(KIND, COUNT, u64) X(KIND, BYTES, u64) X(KIND, ALLOCS, u64) X(KIND, FREES, u64)         \
+    X(KIND, BYTES_ALLOC, u64) X(KIND, BYTES_FREED, u64)
+#define VT_FIELDS_FAILED(X)                                                                                      \
+    X(FAILED, SEQ, u64) X(FAILED, API, word) X(FAILED, SIZE, u64) X(FAILED, DEV, int) X(FAILED, STACK, u32)      \
+    X(FAILED, RESULT, int) X(FAILED, COUNT, u64) X(FAILED, FIRST, u64) X(FAILED, LAST, u64) X(FAILED, FREE, opt)
+#define VT_FIELDS_ALLOC(X)                                                                                       \
+    X(ALLOC, ADDR, hex) X(ALLOC, SIZE, u64) X(ALLOC, KIND, word) X(ALLOC, API, word) X(ALLOC, DEV, int)          \
+    X(ALLOC, STREAM, hex) X(ALLOC, POOL, hex) X(ALLOC, HANDLE, hex) X(ALLOC, OFFSET, u64) X(ALLOC, STACK, u32)   \
+    X(ALLOC, SEQ, u64) X(ALLOC, TIME, u64) X(ALLOC, TID, int)
+#define VT_FIELDS_POOL_SEGMENT(X) X(POOL_SEGMENT, ADDR, hex) X(POOL_SEGMENT, ALLOCATOR, word)
+#define VT_FIELDS_PHYS(X)                                                                                        \
+    X(PHYS, HANDLE, hex) X(PHYS, SIZE, u64) X(PHYS, KIND, word) X(PHYS, API, word) X(PHYS, DEV, int)             \
+    X(PHYS, REFS, int) X(PHYS, MAPS, int) X(PHYS, STACK, u32) X(PHYS, SEQ, u64) X(PHYS, TIME, u64)               \
+    X(PHYS, TID, int)
+/* Written by the bridges' Python half (lib/bridges/vt_bridge.py), in the same order. */
+#define VT_FIELDS_ALLOCATOR(X)                                                                                   \
+    X(ALLOCATOR, NAME, word) X(ALLOCATOR, DEV, int) X(ALLOCATOR, BACKEND, word) X(ALLOCATOR, ALLOCATED, opt)     \
+    X(ALLOCATOR, RESERVED, opt)
+#define VT_FIELDS_SEGMENT(X)                                                                                     \
+    X(SEGMENT, ADDR, hex) X(SEGMENT, SIZE, u64) X(SEGMENT, DEV, int) X(SEGMENT, ALLOCATOR, word)                 \
+    X(SEGMENT, TYPE, word) X(SEGMENT, POOL, word) X(SEGMENT, LAYOUT, word)
+#define VT_FIELDS_BLOCK(X)                                                                                       \
+    X(BLOCK, ADDR, hex) X(BLOCK, SIZE, u64) X(BLOCK, REQUESTED, u64) X(BLOCK, STATE, word) X(BLOCK, PYSTACK, u32)
+#define VT_FIELDS_HELD(X)                                                                                        \
+    X(HELD, ALLOCATOR, word) X(HELD, DEV, int) X(HELD, COUNT, u64) X(HELD, BYTES, u64) X(HELD, PYSTACK, u32)
+
+/* Every record with a list, for whoever goes through them all (the synopses' test). */
+#define VT_RECORDS(X)                                                                                            \
+    X(DEVICE) X(LIMITS) X(POOL) X(API) X(KIND) X(FAILED) X(ALLOC) X(POOL_SEGMENT) X(PHYS) X(ALLOCATOR)           \
+    X(SEGMENT) X(BLOCK) X(HELD)
+
+/* Field numbers: VT_F_<RECORD>_<FIELD>, and VT_F_<RECORD>_N. */
+#define VT_F_NUMBER(rec, name, type) VT_F_##rec##_##name,
+#define VT_F_ENUM(rec) enum { VT_F_##rec##_WORD, VT_FIELDS_##rec(VT_F_NUMBER) VT_F_##rec##_N };
+VT_RECORDS(VT_F_ENUM)
+#undef VT_F_ENUM
+#undef VT_F_NUMBER
+
+/* The writer's format of a record, and the synopsis of it that docs/FORMAT.md gives. */
+#define VT_FMT_hex "0x%llx"
+#define VT_FMT_u64 "%llu"
+#define VT_FMT_int "%d"
+#define VT_FMT_u32 "%u"
+#define VT_FMT_word "%s"
+#define VT_F_FMT(rec, name, type) " " VT_FMT_##type
+#define VT_REC_FMT(rec) VT_REC_##rec VT_FIELDS_##rec(VT_F_FMT) "\n"
+#define VT_DOC_hex "0x"
+#define VT_DOC_u64 ""
+#define VT_DOC_opt ""
+#define VT_DOC_int ""
+#define VT_DOC_u32 ""
+#define VT_DOC_word ""
+#define VT_F_DOC(rec, name, type) " " VT_DOC_##type #name
+#define VT_REC_DOC(rec) VT_REC_##rec VT_FIELDS_##rec(VT_F_DOC)
+
+#endif
