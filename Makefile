@@ -83,11 +83,17 @@ $(BUILD)/floors.ok: tests/floors.sh $(LIB_SRC) $(HDRS) $(wildcard tools/*.h)
 	@mkdir -p $(BUILD)
 	@sh tests/floors.sh $(LIB_DIRS) && touch $@
 
-# The bridge's Python code, built into the library as a C string.
-$(BUILD)/lib/vt_bridge_py.h: lib/bridges/vt_bridge.py
+# The bridge's Python code, built into the library as a C string, after the formats of the records it
+# writes (lib/bridges/gen/vt_bridge_fmt.c prints them from common/vt_records.h).
+$(BUILD)/gen/vt_bridge_fmt: lib/bridges/gen/vt_bridge_fmt.c common/vt_records.h common/vt_format.h
 	@mkdir -p $(dir $@)
-	{ echo '/* Generated from lib/bridges/vt_bridge.py by the Makefile. */'; echo 'static const char vt_bridge_py[] ='; \
-	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+	$(CC) -std=c11 $(WARN) -Icommon -o $@ $<
+$(BUILD)/lib/vt_bridge_py.h: lib/bridges/vt_bridge.py $(BUILD)/gen/vt_bridge_fmt
+	@mkdir -p $(dir $@)
+	$(BUILD)/gen/vt_bridge_fmt > $(BUILD)/gen/vt_bridge_full.py && cat $< >> $(BUILD)/gen/vt_bridge_full.py
+	{ echo '/* Generated from lib/bridges/vt_bridge.py and common/vt_records.h by the Makefile. */'; \
+	  echo 'static const char vt_bridge_py[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n"/' $(BUILD)/gen/vt_bridge_full.py; echo ';'; } > $@
 $(BUILD)/lib/stacks/vt_python.o: $(BUILD)/lib/vt_bridge_py.h
 
 # The HTML report's page, built into the command as the two strings around its data marker.

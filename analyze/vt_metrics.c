@@ -34,18 +34,18 @@ static void vt_label(FILE *f, const char *key, const char *v)
     fputc('"', f);
 }
 
-static const char *vt_program(const struct vt_dumpfile *d)
+static const char *vt_program(const struct vt_result *r)
 {
-    const char *exe = d->exe ? d->exe : "";
+    const char *exe = r->exe ? r->exe : "";
     const char *slash = strrchr(exe, '/');
     return slash ? slash + 1 : exe;
 }
 
 /* A series' name and the labels every series starts with. */
-static void vt_process_labels(FILE *f, const char *name, const struct vt_dumpfile *d)
+static void vt_process_labels(FILE *f, const char *name, const struct vt_result *r)
 {
-    fprintf(f, "%s{pid=\"%ld\"", name, d->pid);
-    vt_label(f, "program", vt_program(d));
+    fprintf(f, "%s{pid=\"%ld\"", name, r->pid);
+    vt_label(f, "program", vt_program(r));
 }
 
 static void vt_family(FILE *f, const char *name, const char *type, const char *help)
@@ -64,7 +64,7 @@ static void vt_device_family(FILE *f, const struct vt_model *m, const char *name
             continue;
         if (!any++)
             vt_family(f, name, "gauge", help);
-        vt_process_labels(f, name, m->d);
+        vt_process_labels(f, name, &m->result);
         fprintf(f, ",device=\"%d\"} %llu\n", v->device, (unsigned long long)x);
     }
 }
@@ -73,7 +73,7 @@ static void vt_process_value(FILE *f, const struct vt_model *m, const char *name
                              uint64_t x)
 {
     vt_family(f, name, type, help);
-    vt_process_labels(f, name, m->d);
+    vt_process_labels(f, name, &m->result);
     fprintf(f, "} %llu\n", (unsigned long long)x);
 }
 
@@ -144,7 +144,7 @@ static int vt_sites(FILE *f, const struct vt_model *m, int top)
             vt_family(f, names[w], "gauge", helps[w]);
             for (size_t i = 0; i < shown; i++) {
                 const struct vt_site *s = order[i]->first;
-                vt_process_labels(f, names[w], m->d);
+                vt_process_labels(f, names[w], &m->result);
                 if (s->device >= 0)
                     fprintf(f, ",device=\"%d\"", s->device);
                 vt_label(f, "site", vt_msite_name(s));
@@ -247,7 +247,7 @@ int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int to
 
 int vt_metrics_text(FILE *f, const struct vt_model *m, int top)
 {
-    const struct vt_dumpfile *d = m->d;
+    const struct vt_result *r = &m->result;
     vt_hash_oom = 0;
     static const struct {
         const char *name, *help;
@@ -270,26 +270,22 @@ int vt_metrics_text(FILE *f, const struct vt_model *m, int top)
     };
     for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
         vt_device_family(f, m, devs[i].name, devs[i].help, devs[i].field);
-    uint64_t allocs = 0, frees = 0, failed = 0;
-    for (size_t i = 0; i < d->napis; i++) {
-        allocs += d->apis[i].allocs;
-        frees += d->apis[i].frees;
-        failed += d->apis[i].failed;
-    }
-    vt_process_value(f, m, "vramtrace_allocations_total", "counter", "Allocations the process made (every API).", allocs);
-    vt_process_value(f, m, "vramtrace_frees_total", "counter", "Frees the process made (every API).", frees);
-    vt_process_value(f, m, "vramtrace_failures_total", "counter", "Allocation and free calls that failed.", failed);
+    vt_process_value(f, m, "vramtrace_allocations_total", "counter", "Allocations the process made (every API).",
+                     r->api_allocs);
+    vt_process_value(f, m, "vramtrace_frees_total", "counter", "Frees the process made (every API).", r->api_frees);
+    vt_process_value(f, m, "vramtrace_failures_total", "counter", "Allocation and free calls that failed.",
+                     r->api_failed);
     vt_process_value(f, m, "vramtrace_oom_events_total", "counter", "Allocations refused for want of memory.",
-                     vt_df_counter(d, VT_CTR_OOM_EVENTS));
+                     r->oom_events);
     vt_process_value(f, m, "vramtrace_host_pinned_bytes", "gauge", "Pinned host memory the process allocated.",
                      m->host_pinned);
     if (m->self.has) {
         vt_family(f, "vramtrace_self_cpu_seconds_total", "counter",
                   "CPU time vramtrace spent in the process: its hooks (sampled) and its threads.");
-        vt_process_labels(f, "vramtrace_self_cpu_seconds_total", d);
+        vt_process_labels(f, "vramtrace_self_cpu_seconds_total", r);
         fprintf(f, "} %.6f\n", (double)(m->self.hook_ns + m->self.threads_ns) / 1e9);
     }
     vt_process_value(f, m, "vramtrace_dump_timestamp_seconds", "gauge", "When the figures were taken (Unix time).",
-                     d->time_wall / 1000000000u);
+                     r->time_wall / 1000000000u);
     return vt_sites(f, m, top) < 0 || vt_hash_oom ? -1 : 0;
 }

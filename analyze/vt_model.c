@@ -593,17 +593,18 @@ static void vt_overhead_parts(const struct vt_dumpfile *d, struct vt_dev *v)
         v->internals = v->overhead - parts;
 }
 
-int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
+/* What building needs between its steps: the index of the sites being added, and the settings. */
+struct vt_build {
+    struct vt_index ix;
+    size_t cap;
+    int full;
+    int fallback; /* the device of entries that give none, where only one is in use; else -1 */
+};
+
+/* Step 1, the devices: a slot for each, the dump's figures and the pools' totals on it. */
+static void vt_model_devices(struct vt_model *m, struct vt_build *b)
 {
-    int full = (flags & VT_MODEL_FULL_STACKS) != 0;
-    vt_hash_oom = 0;
-    memset(m, 0, sizeof *m);
-    m->d = d;
-    if (!(m->names = calloc(1, sizeof(struct vt_frame_name *))))
-        return -1;
-    m->self = vt_self_cost(d);
-    if (!(flags & VT_MODEL_NO_SYMBOLS) && vt_symops)
-        m->sym = vt_symops->open(d);
+    const struct vt_dumpfile *d = m->d;
     for (int i = 0; i <= VT_MAX_DEV; i++) {
         m->dev[i] = (struct vt_dev){.device = -2, .total = VT_DF_UNKNOWN, .free = VT_DF_UNKNOWN,
                                     .process_used = VT_DF_UNKNOWN, .cached = VT_DF_UNKNOWN,
@@ -624,7 +625,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             only = dv;
         }
     }
-    int fallback = several ? -1 : only;
+    b->fallback = several ? -1 : only;
 
     for (size_t i = 0; i < d->ndevices; i++) {
         struct vt_dev *v = vt_dev_slot(m, d->devices[i].ordinal);
@@ -643,9 +644,17 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         v->pool_used += p->used;
         v->pools_known = 1;
     }
-    struct vt_index ix = {NULL, NULL, NULL};
-    size_t cap = 0;
-    int r = vt_views_build(d, &m->views);
+}
+
+/* Step 2, the entries: each allocation, physical handle, allocator block and held buffer onto its
+ * site and its device's sums, and each pool's free memory as a cache pseudo-site. 0, or -1. */
+static int vt_model_entries(struct vt_model *m, struct vt_build *b)
+{
+    const struct vt_dumpfile *d = m->d;
+    struct vt_index *ix = &b->ix;
+    size_t *cap = &b->cap;
+    int full = b->full, fallback = b->fallback;
+    int r = 0;
     for (size_t i = 0; i < d->nallocs && !r; i++) {
         const struct vt_df_alloc *a = &d->allocs[i];
         int dv = a->device >= 0 ? a->device : fallback;
@@ -659,7 +668,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         if (a->kind == VT_KIND_IMPORTED || a->kind == VT_KIND_EXTERNAL) {
             /* Another owner's memory: shown as a site, counted in no device's reserved or allocated. */
             *(a->kind == VT_KIND_IMPORTED ? &m->imported : &m->external) += a->size;
-            r = vt_add(m, &cap, &ix, vt_kind_word(a->kind), a->api, -1, a->stack, 0, VT_ROLE_IMPORTED, a->size, full);
+            r = vt_add(m, cap, ix, vt_kind_word(a->kind), a->api, -1, a->stack, 0, VT_ROLE_IMPORTED, a->size, full);
             continue;
         }
         if (a->kind == VT_KIND_HOST) {
@@ -679,7 +688,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             else if (a->kind == VT_KIND_GRAPH)
                 v->graph_live += a->size;
         }
-        r = vt_add(m, &cap, &ix, vt_kind_word(a->kind), a->api, dv, a->stack, 0, role, a->size, full);
+        r = vt_add(m, cap, ix, vt_kind_word(a->kind), a->api, dv, a->stack, 0, role, a->size, full);
     }
     for (size_t i = 0; i < d->nphys && !r; i++) {
         const struct vt_df_phys *p = &d->phys[i];
@@ -687,20 +696,20 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             vt_dev_slot(m, p->device)->vmm += p->size;
         else
             m->host_pinned += p->size;
-        r = vt_add(m, &cap, &ix, vt_kind_word(p->kind), p->api, p->device, p->stack, 0, m->views.phys_role[i], p->size, full);
+        r = vt_add(m, cap, ix, vt_kind_word(p->kind), p->api, p->device, p->stack, 0, m->views.phys_role[i], p->size, full);
     }
     /* Torch's live blocks, by their Python stacks. */
     for (size_t i = 0; i < d->nblocks && !r; i++) {
         const struct vt_df_block *b = &d->blocks[i];
         const struct vt_df_segment *sg = &d->segments[b->segment];
         if (b->state == VT_BLOCK_ACTIVE)
-            r = vt_add(m, &cap, &ix, "block", sg->allocator, sg->device, b->pystack, 1, VT_ROLE_ALLOCATED, b->size, full);
+            r = vt_add(m, cap, ix, "block", sg->allocator, sg->device, b->pystack, 1, VT_ROLE_ALLOCATED, b->size, full);
     }
     /* Live memory an allocator reports by call site only (JAX's buffers). */
     for (size_t i = 0; i < d->nheld && !r; i++) {
         const struct vt_df_held *h = &d->held[i];
         if (h->count && h->bytes)
-            r = vt_add_n(m, &cap, &ix, "block", h->allocator, h->device, h->pystack, 1, VT_ROLE_ALLOCATED, h->count,
+            r = vt_add_n(m, cap, ix, "block", h->allocator, h->device, h->pystack, 1, VT_ROLE_ALLOCATED, h->count,
                          h->bytes, full);
     }
     /* A pool's free memory is cache: one pseudo-site per device and pool kind, named so that it
@@ -711,8 +720,16 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             continue;
         char api[48];
         snprintf(api, sizeof api, "%s-pool-device-%d", p->is_default ? "default" : "explicit", p->device);
-        r = vt_add(m, &cap, &ix, "pool_cache", api, p->device, 0, 0, VT_ROLE_CACHE, p->reserved - p->used, full);
+        r = vt_add(m, cap, ix, "pool_cache", api, p->device, 0, 0, VT_ROLE_CACHE, p->reserved - p->used, full);
     }
+    return r;
+}
+
+/* Step 3, the accounting of each device: reserved, allocated, cached (releasable, fragmented) and the
+ * overhead, from its sums and the caching allocators' views. */
+static void vt_model_accounting(struct vt_model *m)
+{
+    const struct vt_dumpfile *d = m->d;
     for (int k = 0; k < m->ndev; k++) {
         struct vt_dev *v = &m->dev[m->devidx[k]];
         /* Pools' own figures when the dump has them; at exit, the live stream-ordered entries. */
@@ -772,10 +789,15 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
             v->overhead = v->process_used - v->reserved;
         vt_overhead_parts(d, v);
     }
-    /* Failed requests: a site each, never counted as memory. */
-    if (!r && d->nfailed && !(m->failed = calloc(d->nfailed, sizeof *m->failed)))
-        r = -1;
-    for (size_t i = 0; i < d->nfailed && !r; i++) {
+}
+
+/* Step 4, the failed requests: a site each, never counted as memory. 0, or -1. */
+static int vt_model_failed(struct vt_model *m, int full)
+{
+    const struct vt_dumpfile *d = m->d;
+    if (d->nfailed && !(m->failed = calloc(d->nfailed, sizeof *m->failed)))
+        return -1;
+    for (size_t i = 0; i < d->nfailed; i++) {
         const struct vt_df_failed *f = &d->failed[i];
         struct vt_site *s = &m->failed[i];
         char *frames[1024];
@@ -789,8 +811,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         m->nfailed++;
         if (vt_site_frames(m, f->stack, 0, full, frames, &n, 1024, &s->python_at, &torch_py, &st, NULL) < 0 ||
             (n && !(s->frames = malloc(n * sizeof *s->frames)))) {
-            r = -1;
-            break;
+            return -1;
         }
         if (n)
             memcpy(s->frames, frames, n * sizeof *frames);
@@ -799,18 +820,12 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         const char *lib = vt_library_of(m, st);
         snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
     }
-    qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
-    HASH_CLEAR(hh, ix.head);
-    free(ix.nodes);
-    struct vt_stack_ix *sx, *sxt;
-    HASH_ITER(hh, ix.by_stack, sx, sxt) {
-        HASH_DEL(ix.by_stack, sx);
-        free(sx);
-    }
-    if (r) {
-        vt_model_free(m);
-        return -1;
-    }
+    return 0;
+}
+
+/* Step 5, the sites in order (largest first), their libraries, and the index by key for look-ups. 0, or -1. */
+static int vt_model_finish(struct vt_model *m)
+{
     if (m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
     vt_libraries(m);
@@ -818,7 +833,6 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     struct vt_index *final = calloc(1, sizeof *final);
     if (!final || (m->nsites && !(final->nodes = calloc(m->nsites, sizeof *final->nodes)))) {
         free(final);
-        vt_model_free(m);
         return -1;
     }
     for (size_t i = 0; i < m->nsites; i++) {
@@ -826,7 +840,37 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         HASH_ADD_KEYPTR(hh, final->head, m->sites[i].key, strlen(m->sites[i].key), &final->nodes[i]);
     }
     m->index = final;
-    if (vt_hash_oom) { /* an element some table could not take: the model is not whole */
+    return vt_hash_oom ? -1 : 0; /* an element some table could not take: the model is not whole */
+}
+
+int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
+{
+    vt_hash_oom = 0;
+    memset(m, 0, sizeof *m);
+    m->d = d;
+    if (!(m->names = calloc(1, sizeof(struct vt_frame_name *))))
+        return -1;
+    m->self = vt_self_cost(d);
+    if (!(flags & VT_MODEL_NO_SYMBOLS) && vt_symops)
+        m->sym = vt_symops->open(d);
+    struct vt_build b = {.ix = {NULL, NULL, NULL}, .full = (flags & VT_MODEL_FULL_STACKS) != 0};
+    vt_model_devices(m, &b);
+    int r = vt_views_build(d, &m->views);
+    if (!r)
+        r = vt_model_entries(m, &b);
+    if (!r) {
+        vt_model_accounting(m);
+        r = vt_model_failed(m, b.full);
+    }
+    qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
+    HASH_CLEAR(hh, b.ix.head);
+    free(b.ix.nodes);
+    struct vt_stack_ix *sx, *sxt;
+    HASH_ITER(hh, b.ix.by_stack, sx, sxt) {
+        HASH_DEL(b.ix.by_stack, sx);
+        free(sx);
+    }
+    if (r || vt_model_finish(m) < 0 || vt_result_build(d, &m->result) < 0) {
         vt_model_free(m);
         return -1;
     }
@@ -874,6 +918,7 @@ void vt_model_free(struct vt_model *m)
         free(names);
     }
     vt_views_free(&m->views);
+    vt_result_free(&m->result);
     if (m->sym)
         vt_symops->close(m->sym);
     struct vt_index *ix = m->index;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "vt_dumpfile.h"
+#include "vt_result.h"
 #include "vt_views.h"
 
 #define VT_MAX_DEV 64
@@ -103,6 +104,7 @@ struct vt_model {
     void *names;                        /* the frames' strings, one copy each (vt_model.c) */
     struct vt_views views;              /* the caching allocators' views (vt_views.h) */
     struct vt_self_cost self;
+    struct vt_result result;            /* what the reports say besides the memory (vt_result.h) */
 };
 
 /* What the model asks for a PC's frames, innermost inlined call first, each "function (file:line)",

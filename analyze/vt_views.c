@@ -207,6 +207,125 @@ static void vt_native_segment(const struct vt_dumpfile *d, struct vt_views *vw, 
     v->reserved += d->allocs[k].size;
 }
 
+/* The views the allocators' own records describe, each completed by the row that matches its name and
+ * backend (NULL: any), the first that does: adding an allocator that tells its totals is a row. */
+struct vt_view_row {
+    const char *name, *backend;
+    const char *module; /* totals-only pools: the module whose stacks mark their segments */
+    const char *source; /* where the view's figures come from, for the reports */
+    void (*build)(const struct vt_dumpfile *d, struct vt_views *vw, size_t i, int32_t *seg_view,
+                  const struct vt_view_row *row);
+};
+
+/* torch with backend:cudaMallocAsync: every tensor is a stream-ordered allocation: ours, live; the pool
+ * keeps the rest. */
+static void vt_view_stream_ordered(const struct vt_dumpfile *d, struct vt_views *vw, size_t i, int32_t *seg_view,
+                                   const struct vt_view_row *row)
+{
+    (void)seg_view;
+    struct vt_view *v = &vw->v[i];
+    for (size_t k = 0; k < d->nallocs; k++)
+        if (d->allocs[k].kind == VT_KIND_ASYNC && d->allocs[k].device == v->device) {
+            v->allocated += d->allocs[k].size;
+            v->blocks++;
+        }
+    v->reserved = VT_DF_UNKNOWN;
+    for (size_t k = 0; k < d->npools; k++)
+        if (d->pools[k].device == v->device && d->pools[k].is_default && d->pools[k].reserved != VT_DF_UNKNOWN)
+            v->reserved = d->pools[k].reserved;
+    v->releasable = v->reserved == VT_DF_UNKNOWN || v->reserved < v->allocated ? VT_DF_UNKNOWN
+                                                                                : v->reserved - v->allocated;
+    v->fragmented = VT_DF_UNKNOWN;
+    v->source = row->source;
+}
+
+/* Pools that give their totals only (CuPy, JAX): their segments are the device allocations and physical
+ * memory (XLA maps its pool through VMM on the H200) asked for by their own module. */
+static void vt_view_totals(const struct vt_dumpfile *d, struct vt_views *vw, size_t i, int32_t *seg_view,
+                           const struct vt_view_row *row)
+{
+    struct vt_view *v = &vw->v[i];
+    for (size_t k = 0; k < d->nallocs; k++)
+        if (d->allocs[k].device == v->device && d->allocs[k].kind == VT_KIND_DEVICE &&
+            vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->allocs[k].stack, row->module)) {
+            vw->alloc_role[k] = VT_ROLE_SEGMENT;
+            seg_view[k] = (int32_t)i;
+            v->matched++;
+            v->matched_bytes += d->allocs[k].size;
+        }
+    for (size_t k = 0; k < d->nphys; k++)
+        if (d->phys[k].device == v->device && d->phys[k].kind == VT_KIND_PHYS &&
+            vw->phys_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->phys[k].stack, row->module)) {
+            vw->phys_role[k] = VT_ROLE_SEGMENT;
+            v->matched++;
+            v->matched_bytes += d->phys[k].size;
+        }
+    v->segments = v->matched;
+    v->reserved = v->own_reserved;
+    v->allocated = v->own_allocated;
+    v->allocated_in_matched = v->own_allocated != VT_DF_UNKNOWN && v->own_allocated < v->matched_bytes
+                                  ? v->own_allocated : v->matched_bytes;
+    v->releasable = v->fragmented = VT_DF_UNKNOWN;
+    v->source = row->source;
+}
+
+/* An allocator that listed its segments and blocks (torch's snapshot). The other way round too: memory
+ * torch's allocator took that its snapshot does not list. The snapshot and our table are read one after
+ * the other, and a thread inside a torch operator (GIL released) can make or give back a segment in
+ * between: torch's memory then, not the program's (torch's own allocated total does not count it), so
+ * it is the view's reserved and its use unknown, never allocated. Seen on the H200: two 64 MiB segments
+ * made by an operator in flight during the dump read as a 128 MiB leak. */
+static void vt_view_snapshot(const struct vt_dumpfile *d, struct vt_views *vw, size_t i, int32_t *seg_view,
+                             const struct vt_view_row *row)
+{
+    (void)seg_view;
+    struct vt_view *v = &vw->v[i];
+    if (!v->segments)
+        return;
+    v->source = row->source;
+    for (size_t k = 0; k < d->nallocs; k++)
+        if (d->allocs[k].device == v->device && d->allocs[k].kind == VT_KIND_DEVICE &&
+            vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, row->module)) {
+            vw->alloc_role[k] = VT_ROLE_SEGMENT;
+            v->orphans++;
+            v->orphan_bytes += d->allocs[k].size;
+            v->reserved += d->allocs[k].size;
+        }
+    for (size_t k = 0; k < d->nphys; k++)
+        if (d->phys[k].device == v->device && vw->phys_role[k] == VT_ROLE_ALLOCATED &&
+            vt_stack_through(d, d->phys[k].stack, row->module)) {
+            vw->phys_role[k] = VT_ROLE_SEGMENT;
+            v->orphans++;
+            v->orphan_bytes += d->phys[k].size;
+            v->reserved += d->phys[k].size;
+        }
+}
+
+static const struct vt_view_row vt_view_rows[] = {
+    {"torch", "cudaMallocAsync", NULL,
+     "allocated: live cudaMallocAsync allocations; reserved: the default pool's attributes; "
+     "releasable: what trimming the pool can give back",
+     vt_view_stream_ordered},
+    {"cupy", NULL, "cupy",
+     "CuPy's default memory pool: used and total bytes; its segments: the device allocations made through CuPy",
+     vt_view_totals},
+    {"jax", NULL, "xla",
+     "JAX's device memory_stats(): bytes in use and the pool's bytes; its segments: the device allocations made "
+     "through XLA",
+     vt_view_totals},
+    {NULL, NULL, "libc10_cuda", "torch.cuda.memory._snapshot(): segments and blocks", vt_view_snapshot},
+};
+
+static const struct vt_view_row *vt_view_row_of(const struct vt_view *v)
+{
+    for (size_t r = 0; r < sizeof vt_view_rows / sizeof vt_view_rows[0]; r++) {
+        const struct vt_view_row *row = &vt_view_rows[r];
+        if ((!row->name || !strcmp(row->name, v->name)) && (!row->backend || !strcmp(row->backend, v->backend)))
+            return row;
+    }
+    return NULL;
+}
+
 int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
 {
     memset(vw, 0, sizeof *vw);
@@ -242,78 +361,9 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         v->own_reserved = a->reserved;
     }
     for (size_t i = 0; i < vw->n; i++) {
-        struct vt_view *v = &vw->v[i];
-        if (!strcmp(v->name, "torch") && !strcmp(v->backend, "cudaMallocAsync")) {
-            /* Every tensor is a stream-ordered allocation: ours, live; the pool keeps the rest. */
-            for (size_t k = 0; k < d->nallocs; k++)
-                if (d->allocs[k].kind == VT_KIND_ASYNC && d->allocs[k].device == v->device) {
-                    v->allocated += d->allocs[k].size;
-                    v->blocks++;
-                }
-            v->reserved = VT_DF_UNKNOWN;
-            for (size_t k = 0; k < d->npools; k++)
-                if (d->pools[k].device == v->device && d->pools[k].is_default && d->pools[k].reserved != VT_DF_UNKNOWN)
-                    v->reserved = d->pools[k].reserved;
-            v->releasable = v->reserved == VT_DF_UNKNOWN || v->reserved < v->allocated ? VT_DF_UNKNOWN
-                                                                                        : v->reserved - v->allocated;
-            v->fragmented = VT_DF_UNKNOWN;
-            v->source = "allocated: live cudaMallocAsync allocations; reserved: the default pool's attributes; "
-                        "releasable: what trimming the pool can give back";
-        } else if (!strcmp(v->name, "cupy") || !strcmp(v->name, "jax")) {
-            /* Pools that give their totals only: their segments are the device allocations and physical
-             * memory (XLA maps its pool through VMM on the H200) asked for by their own modules (CuPy's;
-             * XLA's, in jaxlib or its CUDA plugin). */
-            const char *module = !strcmp(v->name, "cupy") ? "cupy" : "xla";
-            for (size_t k = 0; k < d->nallocs; k++)
-                if (d->allocs[k].device == v->device && d->allocs[k].kind == VT_KIND_DEVICE &&
-                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->allocs[k].stack, module)) {
-                    vw->alloc_role[k] = VT_ROLE_SEGMENT;
-                    seg_view[k] = (int32_t)i;
-                    v->matched++;
-                    v->matched_bytes += d->allocs[k].size;
-                }
-            for (size_t k = 0; k < d->nphys; k++)
-                if (d->phys[k].device == v->device && d->phys[k].kind == VT_KIND_PHYS &&
-                    vw->phys_role[k] == VT_ROLE_ALLOCATED && vt_stack_asked_by(d, d->phys[k].stack, module)) {
-                    vw->phys_role[k] = VT_ROLE_SEGMENT;
-                    v->matched++;
-                    v->matched_bytes += d->phys[k].size;
-                }
-            v->segments = v->matched;
-            v->reserved = v->own_reserved;
-            v->allocated = v->own_allocated;
-            v->allocated_in_matched = v->own_allocated != VT_DF_UNKNOWN && v->own_allocated < v->matched_bytes
-                                          ? v->own_allocated : v->matched_bytes;
-            v->releasable = v->fragmented = VT_DF_UNKNOWN;
-            v->source = !strcmp(v->name, "cupy") ? "CuPy's default memory pool: used and total bytes; its segments: "
-                                                   "the device allocations made through CuPy"
-                                                 : "JAX's device memory_stats(): bytes in use and the pool's bytes; its "
-                                                   "segments: the device allocations made through XLA";
-        } else if (v->segments) {
-            v->source = "torch.cuda.memory._snapshot(): segments and blocks";
-            /* The other way round: memory torch's allocator took that its snapshot does not list. The
-             * snapshot and our table are read one after the other, and a thread inside a torch operator
-             * (GIL released) can make or give back a segment in between: torch's memory then, not the
-             * program's (torch's own allocated total does not count it), so it is the view's reserved
-             * and its use unknown, never allocated. Seen on the H200: two 64 MiB segments made by an
-             * operator in flight during the dump read as a 128 MiB leak. */
-            for (size_t k = 0; k < d->nallocs; k++)
-                if (d->allocs[k].device == v->device && d->allocs[k].kind == VT_KIND_DEVICE &&
-                    vw->alloc_role[k] == VT_ROLE_ALLOCATED && vt_stack_through(d, d->allocs[k].stack, "libc10_cuda")) {
-                    vw->alloc_role[k] = VT_ROLE_SEGMENT;
-                    v->orphans++;
-                    v->orphan_bytes += d->allocs[k].size;
-                    v->reserved += d->allocs[k].size;
-                }
-            for (size_t k = 0; k < d->nphys; k++)
-                if (d->phys[k].device == v->device && vw->phys_role[k] == VT_ROLE_ALLOCATED &&
-                    vt_stack_through(d, d->phys[k].stack, "libc10_cuda")) {
-                    vw->phys_role[k] = VT_ROLE_SEGMENT;
-                    v->orphans++;
-                    v->orphan_bytes += d->phys[k].size;
-                    v->reserved += d->phys[k].size;
-                }
-        }
+        const struct vt_view_row *row = vt_view_row_of(&vw->v[i]);
+        if (row)
+            row->build(d, vw, i, seg_view, row);
     }
     /* Native allocators' segments: the device allocations they hold as such (pool_segment records:
      * the pool reported a block at the allocation's start, or declared it), whether blocks are live in

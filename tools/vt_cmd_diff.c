@@ -244,7 +244,7 @@ static void vt_diff_verdict_detail(const struct vt_diff *r)
         if (r->unstacked > 0 && !r->by_segments) {
             vt_human_delta(r->unstacked, c, sizeof c);
             printf("; %s more in blocks with no stack (%s)", c,
-                   !strcmp(r->m[1].d->python.history, "sampled")
+                   !strcmp(r->m[1].result.python.history, "sampled")
                        ? "torch's block history is on only part of the time, sampled: the site above is what it caught"
                        : "made while torch's block history was off");
         }

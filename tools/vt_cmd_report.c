@@ -110,9 +110,8 @@ static void vt_overhead_text(const struct vt_dev *v)
 }
 
 /* Python call sites: how many allocations got their Python frames, and why the others did not. */
-static void vt_call_sites_text(const struct vt_dumpfile *d)
+static void vt_call_sites_text(const struct vt_result_interp *in)
 {
-    const struct vt_df_interpreter *in = &d->interpreter;
     printf("  %-13s ", "call sites");
     if (!strcmp(in->capture, "off")) {
         printf("Python frames off (VRAMTRACE_PYTHON=0 or VRAMTRACE_DEPTH=0)\n");
@@ -122,9 +121,7 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
         printf("native only: vramtrace reads the frames of CPython 3.9 to 3.13\n");
         return;
     }
-    uint64_t held = vt_df_counter(d, VT_CTR_PY_HELD), rel = vt_df_counter(d, VT_CTR_PY_RELEASED);
-    uint64_t missed = vt_df_counter(d, VT_CTR_PY_MISSED), native = vt_df_counter(d, VT_CTR_PY_NATIVE);
-    uint64_t walked = vt_df_counter(d, VT_CTR_PY_WALKED);
+    uint64_t held = in->held, rel = in->released, missed = in->missed, native = in->native, walked = in->walked;
     if (!walked)
         printf("Python frames for %llu allocations (%llu on threads holding the GIL, %llu read for threads that "
                "released it)", (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel);
@@ -137,7 +134,7 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
                "it; %llu read by the allocating thread itself, the others through the interpreter)",
                (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel,
                (unsigned long long)walked);
-    uint64_t reused = vt_df_counter(d, VT_CTR_NATIVE_REUSED);
+    uint64_t reused = in->native_reused;
     if (reused)
         printf(", %llu with the native frames of an earlier one (same Python stack and caller)",
                (unsigned long long)reused);
@@ -148,28 +145,28 @@ static void vt_call_sites_text(const struct vt_dumpfile *d)
     putchar('\n');
 }
 
-static void vt_bridges_text(const struct vt_dumpfile *d)
+static void vt_bridges_text(const struct vt_result *r)
 {
-    const struct vt_df_python *py = &d->python;
-    if (!py->present && !d->interpreter.present)
+    const struct vt_result_python *py = &r->python;
+    if (!py->present && !r->interp.present)
         return;
-    if (d->interpreter.present)
-        printf("\npython (CPython %s)\n", d->interpreter.version);
+    if (r->interp.present)
+        printf("\npython (CPython %s)\n", r->interp.version);
     else
         printf("\nbridges (this process hosts Python)\n");
-    if (d->interpreter.present)
-        vt_call_sites_text(d);
+    if (r->interp.present)
+        vt_call_sites_text(&r->interp);
     if (!py->present)
         return;
     printf("  %-13s %s", "bridges", py->status);
     if (!strcmp(py->status, "ok"))
-        printf(": waited %.0f µs for the GIL, ran %.1f ms", vt_us(py->wait_ns), vt_us(py->run_ns) / 1e3);
+        printf(": waited %.0f µs for the GIL, ran %.1f ms", vt_us(py->gil_wait_ns), vt_us(py->run_ns) / 1e3);
     if (py->detail)
         printf(": %s", py->detail);
     putchar('\n');
-    for (size_t i = 0; i < d->nbridges; i++)
-        printf("  %-13s %s%s%s\n", d->bridges[i].name, d->bridges[i].status, d->bridges[i].detail ? ": " : "",
-               d->bridges[i].detail ? d->bridges[i].detail : "");
+    for (size_t i = 0; i < py->nbridges; i++)
+        printf("  %-13s %s%s%s\n", py->bridges[i].name, py->bridges[i].status, py->bridges[i].detail ? ": " : "",
+               py->bridges[i].detail ? py->bridges[i].detail : "");
     if (py->history[0])
         printf("  %-13s torch's block history %s%s%s\n", "history", py->history, py->history_detail ? ": " : "",
                py->history_detail ? py->history_detail : "");
@@ -189,8 +186,8 @@ static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
 /* Requests that failed for lack of memory: what was asked for, how often, what the device had left. */
 static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model *m)
 {
-    const struct vt_dumpfile *d = m->d;
-    uint64_t all = vt_df_counter(d, VT_CTR_OOM_EVENTS), listed = 0;
+    const struct vt_result *r = &m->result;
+    uint64_t all = r->oom_events, listed = 0;
     if (!m->nfailed)
         return;
     char a[32], b[32];
@@ -199,7 +196,7 @@ static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model
     printf("\nfailed requests (out of memory): %llu\n", (unsigned long long)(all > listed ? all : listed));
     for (size_t i = 0; i < m->nfailed; i++) {
         const struct vt_site *s = &m->failed[i];
-        const struct vt_df_failed *f = &d->failed[i];
+        const struct vt_result_failed *f = &r->failed[i];
         vt_human(s->bytes, a, sizeof a);
         printf("%11s × %llu %s", a, (unsigned long long)s->count, s->api);
         if (s->device >= 0)
@@ -208,8 +205,8 @@ static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model
             vt_human(f->free_then, b, sizeof b);
             printf(", %s free then", b);
         }
-        if (d->time_mono >= f->last_ns)
-            printf(", last %.1f s before this dump", (double)(d->time_mono - f->last_ns) / 1e9);
+        if (f->ago_ns != VT_DF_UNKNOWN)
+            printf(", last %.1f s before this dump", (double)f->ago_ns / 1e9);
         putchar('\n');
         vt_site_print_frames(s, "             ", VT_TEXT_FRAMES, o->full);
         if (!s->nframes)
@@ -222,14 +219,14 @@ static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model
 
 static void vt_report_text(const struct vt_report_opts *o, const struct vt_model *m)
 {
-    const struct vt_dumpfile *d = m->d;
+    const struct vt_result *r = &m->result;
     char when[64] = "-", a[32];
-    time_t t = (time_t)(d->time_wall / 1000000000u);
+    time_t t = (time_t)(r->time_wall / 1000000000u);
     struct tm tm;
     if (gmtime_r(&t, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    printf("dump %s\nprocess %ld (%s), reason %s, dump #%lu, %s, %.1f s after start\n", o->path, d->pid,
-           d->exe ? d->exe : "-", d->reason, d->seq, when, (double)(d->time_mono - d->start_mono) / 1e9);
+    printf("dump %s\nprocess %ld (%s), reason %s, dump #%lu, %s, %.1f s after start\n", o->path, r->pid,
+           r->exe ? r->exe : "-", r->reason, r->seq, when, (double)r->uptime_ns / 1e9);
     for (int k = 0; k < m->ndev; k++) {
         const struct vt_dev *v = &m->dev[m->devidx[k]];
         if (o->device != -2 && v->device != o->device)
@@ -269,7 +266,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
             vt_human(v->total - v->free, a, sizeof a);
             vt_human(v->total, b, sizeof b);
             printf("  %-13s %s of %s (all processes)\n", "device used", a, b);
-        } else if (vt_df_counter(d, VT_CTR_CAPTURING)) {
+        } else if (r->capturing) {
             printf("  %-13s not read: a CUDA graph was being captured when the dump was written, and asking the\n"
                    "  %-13s driver then could have broken the capture (free memory, pools and limits left unknown)\n",
                    "device used", "");
@@ -295,9 +292,9 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
     }
     vt_self_cost_text(&m->self, "");
-    vt_bridges_text(d);
+    vt_bridges_text(r);
     vt_failed_text(o, m);
-    int is_exit = !strcmp(d->reason, "exit");
+    int is_exit = r->at_exit;
     /* Allocated memory by call site first; the caching allocators' segments after, apart: their
      * allocated part is already listed under their blocks' sites. */
     for (int segs = 0; segs < 2; segs++) {
@@ -352,13 +349,13 @@ static void vt_json_sites(FILE *f, const struct vt_report_opts *o, const struct 
 
 void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_model *m)
 {
-    const struct vt_dumpfile *d = m->d;
-    fprintf(f, "{\"pid\":%ld,\"exe\":", d->pid);
-    vt_json_str(f, d->exe ? d->exe : "");
+    const struct vt_result *r = &m->result;
+    fprintf(f, "{\"pid\":%ld,\"exe\":", r->pid);
+    vt_json_str(f, r->exe ? r->exe : "");
     fputs(",\"reason\":", f);
-    vt_json_str(f, d->reason);
-    fprintf(f, ",\"seq\":%lu,\"time_unix_ns\":%llu,\"uptime_ns\":%llu,\"devices\":[", d->seq,
-            (unsigned long long)d->time_wall, (unsigned long long)(d->time_mono - d->start_mono));
+    vt_json_str(f, r->reason);
+    fprintf(f, ",\"seq\":%lu,\"time_unix_ns\":%llu,\"uptime_ns\":%llu,\"devices\":[", r->seq,
+            (unsigned long long)r->time_wall, (unsigned long long)r->uptime_ns);
     int first = 1;
     for (int k = 0; k < m->ndev; k++) {
         const struct vt_dev *v = &m->dev[m->devidx[k]];
@@ -423,11 +420,11 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
             (unsigned long long)m->imported, (unsigned long long)m->external, (unsigned long long)m->va_reserved);
     vt_self_cost_json(f, &m->self);
     fputs(",\"python\":", f);
-    const struct vt_df_python *py = &d->python;
+    const struct vt_result_python *py = &r->python;
     if (py->present) {
         fputs("{\"status\":", f);
         vt_json_str(f, py->status);
-        fprintf(f, ",\"gil_wait_ns\":%llu,\"run_ns\":%llu,\"detail\":", (unsigned long long)py->wait_ns,
+        fprintf(f, ",\"gil_wait_ns\":%llu,\"run_ns\":%llu,\"detail\":", (unsigned long long)py->gil_wait_ns,
                 (unsigned long long)py->run_ns);
         vt_json_str_or_null(f, py->detail);
         fputs(",\"torch_history\":", f);
@@ -435,40 +432,44 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
         fputs(",\"torch_history_detail\":", f);
         vt_json_str_or_null(f, py->history_detail);
         fputs(",\"bridges\":[", f);
-        for (size_t i = 0; i < d->nbridges; i++) {
+        for (size_t i = 0; i < py->nbridges; i++) {
             fprintf(f, "%s{\"name\":", i ? "," : "");
-            vt_json_str(f, d->bridges[i].name);
+            vt_json_str(f, py->bridges[i].name);
             fputs(",\"status\":", f);
-            vt_json_str(f, d->bridges[i].status);
+            vt_json_str(f, py->bridges[i].status);
             fputs(",\"detail\":", f);
-            vt_json_str_or_null(f, d->bridges[i].detail);
+            vt_json_str_or_null(f, py->bridges[i].detail);
             fputc('}', f);
         }
         fputs("]}", f);
     } else {
         fputs("null", f);
     }
-    const struct vt_df_interpreter *in = &d->interpreter;
+    const struct vt_result_interp *in = &r->interp;
     fputs(",\"interpreter\":", f);
     if (in->present) {
         fputs("{\"version\":", f);
         vt_json_str(f, in->version);
         fputs(",\"python_call_sites\":", f);
         vt_json_str(f, in->capture);
-        static const char *const counters[] = {VT_CTR_PY_HELD, VT_CTR_PY_RELEASED, VT_CTR_PY_MISSED, VT_CTR_PY_NATIVE, VT_CTR_PY_WALKED};
-        for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-            fprintf(f, ",\"%s\":%llu", counters[i] + 3, (unsigned long long)vt_df_counter(d, counters[i]));
-        fprintf(f, ",\"native_reused\":%llu", (unsigned long long)vt_df_counter(d, VT_CTR_NATIVE_REUSED));
-        static const char *const walk[] = {VT_CTR_PY_FRAMES, VT_CTR_PY_CODE_READS, VT_CTR_PY_LOOKUPS, VT_CTR_PY_STATE_READ};
-        for (size_t i = 0; i < sizeof walk / sizeof walk[0]; i++)
-            fprintf(f, ",\"%s\":%llu", walk[i] + 3, (unsigned long long)vt_df_counter(d, walk[i]));
+        /* The counters' names in the dump, less their "py_". */
+        const struct {
+            const char *key;
+            uint64_t v;
+        } counts[] = {{VT_CTR_PY_HELD + 3, in->held},     {VT_CTR_PY_RELEASED + 3, in->released},
+                      {VT_CTR_PY_MISSED + 3, in->missed}, {VT_CTR_PY_NATIVE + 3, in->native},
+                      {VT_CTR_PY_WALKED + 3, in->walked}, {VT_CTR_NATIVE_REUSED, in->native_reused},
+                      {VT_CTR_PY_FRAMES + 3, in->frames}, {VT_CTR_PY_CODE_READS + 3, in->code_reads},
+                      {VT_CTR_PY_LOOKUPS + 3, in->lookups}, {VT_CTR_PY_STATE_READ + 3, in->state_read}};
+        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+            fprintf(f, ",\"%s\":%llu", counts[i].key, (unsigned long long)counts[i].v);
         fputc('}', f);
     } else {
         fputs("null", f);
     }
-    fprintf(f, ",\"oom_events\":%llu,\"failed\":[", (unsigned long long)vt_df_counter(d, VT_CTR_OOM_EVENTS));
+    fprintf(f, ",\"oom_events\":%llu,\"failed\":[", (unsigned long long)r->oom_events);
     for (size_t i = 0; i < m->nfailed; i++) {
-        const struct vt_df_failed *fr = &d->failed[i];
+        const struct vt_result_failed *fr = &r->failed[i];
         fputs(i ? ",{" : "{", f);
         vt_site_json_head(f, &m->failed[i]);
         fprintf(f, ",\"device\":%d,\"size\":%llu,\"count\":%llu,\"free_then\":", fr->device,
@@ -479,7 +480,7 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
     }
     fputs("],\"sites\":", f);
     vt_json_sites(f, o, m);
-    if (!strcmp(d->reason, "exit")) {
+    if (r->at_exit) {
         fputs(",\"leaks\":", f);
         vt_json_sites(f, o, m);
     }

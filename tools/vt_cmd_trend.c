@@ -29,8 +29,8 @@ static void vt_trend_text(const struct vt_trend *t, int full)
     const struct vt_dumpmodel *dm = t->dm;
     int n = t->n;
     char a[32];
-    printf("trend of process %ld over %d dumps, %.1f s\n", dm[0].d.pid, n,
-           (double)(dm[n - 1].d.time_mono - dm[0].d.time_mono) / 1e9);
+    printf("trend of process %ld over %d dumps, %.1f s\n", dm[0].m.result.pid, n,
+           (double)(dm[n - 1].m.result.uptime_ns - dm[0].m.result.uptime_ns) / 1e9);
     size_t shown = 0;
     for (size_t i = 0; i < t->ns && t->se[i].grows; i++) {
         const struct vt_series *x = &t->se[i];

@@ -185,7 +185,7 @@ static void vt_nums_free(struct vt_num **set)
 /* The profile's bytes into p->out. */
 static void vt_profile(struct vt_pprof *p, const struct vt_model *m, int device, const char *path)
 {
-    const struct vt_dumpfile *d = m->d;
+    const struct vt_result *r = &m->result;
     vt_cstr(p, ""); /* string_table[0] must be "" */
     vt_value_type(p, P_SAMPLE_TYPE, "inuse_objects", "count");
     vt_value_type(p, P_SAMPLE_TYPE, "inuse_space", "bytes");
@@ -200,18 +200,18 @@ static void vt_profile(struct vt_pprof *p, const struct vt_model *m, int device,
     vt_pb_uint(&p->msg, M_ID, 1);
     vt_pb_uint(&p->msg, M_START, 0);
     vt_pb_uint(&p->msg, M_LIMIT, p->nlocations + 1);
-    vt_pb_uint(&p->msg, M_FILE, vt_cstr(p, d->exe ? d->exe : "vramtrace"));
+    vt_pb_uint(&p->msg, M_FILE, vt_cstr(p, r->exe ? r->exe : "vramtrace"));
     vt_pb_uint(&p->msg, M_HAS_FUNCTIONS, 1);
     vt_pb_uint(&p->msg, M_HAS_FILENAMES, 1);
     vt_pb_uint(&p->msg, M_HAS_LINES, 1);
     vt_pb_msg(&p->out, P_MAPPING, &p->msg);
-    vt_pb_uint(&p->out, P_TIME, d->time_wall);
-    vt_pb_uint(&p->out, P_DURATION, d->time_mono - d->start_mono);
+    vt_pb_uint(&p->out, P_TIME, r->time_wall);
+    vt_pb_uint(&p->out, P_DURATION, r->uptime_ns);
     vt_value_type(p, P_PERIOD_TYPE, "space", "bytes");
     vt_pb_uint(&p->out, P_PERIOD, 1);
     char note[4200];
-    snprintf(note, sizeof note, "vramtrace dump %s: process %ld, %s, reason %s", path, d->pid,
-             d->exe ? d->exe : "-", d->reason);
+    snprintf(note, sizeof note, "vramtrace dump %s: process %ld, %s, reason %s", path, r->pid,
+             r->exe ? r->exe : "-", r->reason);
     vt_pb_uint(&p->out, P_COMMENT, vt_cstr(p, note));
     vt_pb_uint(&p->out, P_DEFAULT_TYPE, vt_cstr(p, "inuse_space"));
 }

@@ -79,9 +79,9 @@ static void vt_text(char **paths, const struct vt_model *m, int n, const struct 
     char a[32], b[32], c[32];
     printf("%d processes, one dump each\n", n);
     for (int i = 0; i < n; i++) {
-        const struct vt_dumpfile *d = m[i].d;
-        printf("\nprocess %ld (%s), reason %s, dump #%lu, %.1f s after start\n  dump %s\n", d->pid, d->exe ? d->exe : "-",
-               d->reason, d->seq, (double)(d->time_mono - d->start_mono) / 1e9, paths[i]);
+        const struct vt_result *r = &m[i].result;
+        printf("\nprocess %ld (%s), reason %s, dump #%lu, %.1f s after start\n  dump %s\n", r->pid, r->exe ? r->exe : "-",
+               r->reason, r->seq, (double)r->uptime_ns / 1e9, paths[i]);
         for (int k = 0; k < m[i].ndev; k++) {
             const struct vt_dev *v = &m[i].dev[m[i].devidx[k]];
             vt_human(v->reserved, a, sizeof a);
@@ -153,14 +153,14 @@ static void vt_json(char **paths, const struct vt_model *m, int n, const struct 
 {
     printf("{\"processes\":[");
     for (int i = 0; i < n; i++) {
-        const struct vt_dumpfile *d = m[i].d;
-        printf("%s{\"pid\":%ld,\"dump\":", i ? "," : "", d->pid);
+        const struct vt_result *r = &m[i].result;
+        printf("%s{\"pid\":%ld,\"dump\":", i ? "," : "", r->pid);
         vt_json_str(stdout, paths[i]);
         printf(",\"exe\":");
-        vt_json_str(stdout, d->exe ? d->exe : "");
+        vt_json_str(stdout, r->exe ? r->exe : "");
         printf(",\"reason\":");
-        vt_json_str(stdout, d->reason);
-        printf(",\"seq\":%lu,\"devices\":[", d->seq);
+        vt_json_str(stdout, r->reason);
+        printf(",\"seq\":%lu,\"devices\":[", r->seq);
         for (int k = 0; k < m[i].ndev; k++) {
             const struct vt_dev *v = &m[i].dev[m[i].devidx[k]];
             printf("%s{\"device\":%d", k ? "," : "", v->device);
@@ -197,12 +197,12 @@ static void vt_json(char **paths, const struct vt_model *m, int n, const struct 
 static void vt_folded(const struct vt_model *m, int n, int device)
 {
     for (int i = 0; i < n; i++) {
-        const char *exe = m[i].d->exe ? m[i].d->exe : "", *slash = strrchr(exe, '/');
+        const char *exe = m[i].result.exe ? m[i].result.exe : "", *slash = strrchr(exe, '/');
         for (size_t j = 0; j < m[i].nsites; j++) {
             const struct vt_site *s = &m[i].sites[j];
             if (s->role == VT_ROLE_CACHE || (device != -2 && s->device != device))
                 continue;
-            printf("process %ld (", m[i].d->pid);
+            printf("process %ld (", m[i].result.pid);
             for (const char *c = slash ? slash + 1 : exe; *c; c++)
                 putchar(*c == ';' ? ',' : *c);
             fputs(");", stdout);

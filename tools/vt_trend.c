@@ -128,14 +128,14 @@ int vt_trend_compute(const struct vt_dumpmodel *dm, int n, struct vt_trend *t)
 void vt_trend_json(FILE *f, const struct vt_trend *t)
 {
     const struct vt_dumpmodel *dm = t->dm;
-    fprintf(f, "{\"pid\":%ld,\"dumps\":[", dm[0].d.pid);
+    fprintf(f, "{\"pid\":%ld,\"dumps\":[", dm[0].m.result.pid);
     for (int k = 0; k < t->n; k++) {
         fputs(k ? "," : "", f);
         vt_json_str(f, dm[k].path);
     }
     fprintf(f, "],\"times_ns\":[");
     for (int k = 0; k < t->n; k++)
-        fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)(dm[k].d.time_mono - dm[k].d.start_mono));
+        fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)dm[k].m.result.uptime_ns);
     fprintf(f, "],\"sites\":[");
     for (size_t i = 0; i < t->ns; i++) {
         const struct vt_series *x = &t->se[i];

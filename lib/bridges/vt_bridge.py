@@ -2,6 +2,8 @@
 # into a private namespace of the program's own interpreter and calls it with the GIL held, collect()
 # from the dumper's helper thread at each dump, arm_history(), arm_cupy(), history_on() and history_off()
 # as pending calls on the main thread (lib/bridges/vt_history.c).
+# The formats of the records it writes (_FMT_*) come before this file, made from their field lists
+# (common/vt_records.h) by lib/bridges/gen/vt_bridge_fmt.c at build time.
 # Both return text (dump records, docs/FORMAT.md) and never raise, print, import a module the program
 # has not imported itself, or initialise CUDA: they only read what the allocators already know.
 import sys
@@ -130,19 +132,19 @@ def _torch(out, stacks):
                    if torch.cuda.memory_stats(d).get("reserved_bytes.all.current")}
     for d in sorted(devices):
         st = torch.cuda.memory_stats(d)
-        out.append("allocator torch %d %s %s %s" % (d, _word(backend), _num(st.get("allocated_bytes.all.current")),
-                                                   _num(st.get("reserved_bytes.all.current"))))
+        out.append(_FMT_ALLOCATOR % ("torch", d, _word(backend), _num(st.get("allocated_bytes.all.current")),
+                                     _num(st.get("reserved_bytes.all.current"))))
     def stack_of(frs):
         return stacks.of([(f.get("filename", "?"), f.get("line", 0), f.get("name", "?")) for f in frs or ()])
 
     for s in segments:
         pool = s.get("segment_pool_id", (0, 0))
-        lines = ["segment 0x%x %d %d torch %s %d.%d %s" % (
-            s["address"], s["total_size"], s["device"], _word(s.get("segment_type", "-")), pool[0], pool[1],
-            "expandable" if s.get("is_expandable") else "fixed")]
+        lines = [_FMT_SEGMENT % (
+            s["address"], s["total_size"], s["device"], "torch", _word(s.get("segment_type", "-")),
+            "%d.%d" % (pool[0], pool[1]), "expandable" if s.get("is_expandable") else "fixed")]
         for b in s["blocks"]:
-            lines.append("block 0x%x %d %d %s %d" % (b["address"], b["size"], b.get("requested_size", 0),
-                                                    _word(b["state"]), stack_of(b.get("frames"))))
+            lines.append(_FMT_BLOCK % (b["address"], b["size"], b.get("requested_size", 0), _word(b["state"]),
+                                       stack_of(b.get("frames"))))
         out.extend(lines)
     out.append("bridge torch ok %s allocator, %d segments" % (backend, len(segments)))
 
@@ -154,7 +156,7 @@ def _cupy(out, stacks):
         return
     pool = cupy.get_default_memory_pool()
     dev = cupy.cuda.runtime.getDevice()
-    out.append("allocator cupy %d pool %d %d" % (dev, pool.used_bytes(), pool.total_bytes()))
+    out.append(_FMT_ALLOCATOR % ("cupy", dev, "pool", _num(pool.used_bytes()), _num(pool.total_bytes())))
     pinned = cupy.get_default_pinned_memory_pool()
     out.append("bridge cupy ok default pool; pinned pool %d free blocks; %s" % (pinned.n_free_blocks(), _cupy_blocks))
 
@@ -318,7 +320,7 @@ def _jax(out, stacks):
         pool = st.get("pool_bytes", st.get("bytes_reserved"))
         dev = getattr(d, "local_hardware_id", None)
         ordinal[str(d)] = d.id if dev is None else dev
-        out.append("allocator jax %d bfc %s %s" % (ordinal[str(d)], _num(st.get("bytes_in_use")), _num(pool)))
+        out.append(_FMT_ALLOCATOR % ("jax", ordinal[str(d)], "bfc", _num(st.get("bytes_in_use")), _num(pool)))
         n += 1
     # Its live buffers by the Python line that made them: JAX's own device memory profile (a pprof, a
     # sample per stack), gzipped; both modules only as the program loaded them (`import jax` does).
@@ -328,7 +330,7 @@ def _jax(out, stacks):
             count, nbytes = values.get("allocations", 0), values.get("space", 0)
             if labels.get("kind") != "buffer" or not nbytes or labels.get("device") not in ordinal:
                 continue
-            out.append("held jax %d %d %d %d" % (ordinal[labels["device"]], count, nbytes, stacks.of(frames)))
+            out.append(_FMT_HELD % ("jax", ordinal[labels["device"]], count, nbytes, stacks.of(frames)))
             held += count
     out.append("bridge jax ok %d GPU device%s, %d live buffers by call site" % (n, "" if n == 1 else "s", held))
 
