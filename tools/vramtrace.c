@@ -7,6 +7,7 @@
 #include "vt_cmd.h"
 #include "vt_help.h"
 #include "vt_symbols.h"
+#include "vt_verb.h"
 
 /* --opt=value becomes --opt value, up to a "--" (what follows is a program's own arguments): every verb
  * then reads one form. Returns the new argc; av must have room for twice argc. */
@@ -72,28 +73,9 @@ static int vt_dispatch(int argc, char **argv)
         vt_help_verb(stdout, argv[1]);
         return 0;
     }
-    /* "--" ends the options of a verb that reads files: what follows is files (run's ends at it). */
-    if (strcmp(argv[1], "run"))
-        for (int i = 2; i < argc; i++)
-            if (!strcmp(argv[i], "--")) {
-                memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);
-                argc--;
-                break;
-            }
-    if (!strcmp(argv[1], "run"))
-        return vt_cmd_run(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "dump"))
-        return vt_cmd_dump(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "report"))
-        return vt_cmd_report(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "diff"))
-        return vt_cmd_diff(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "trend"))
-        return vt_cmd_trend(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "html"))
-        return vt_cmd_html(argc - 1, argv + 1);
-    if (!strcmp(argv[1], "metrics"))
-        return vt_cmd_metrics(argc - 1, argv + 1);
+    const struct vt_verb *v = vt_verb_named(argv[1]);
+    if (v)
+        return vt_verb_main(v, argc - 1, argv + 1);
     const char *near = vt_verb_suggest(argv[1]);
     if (near)
         fprintf(stderr, "vramtrace: unknown verb '%s' (did you mean '%s'?)\n", argv[1], near);

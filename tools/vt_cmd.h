@@ -1,15 +1,10 @@
-/* The verbs of the vramtrace command. Each returns the process exit status. */
+/* What the verbs of the vramtrace command share (each verb is a row: vt_verb.h). */
 #ifndef VT_CMD_H
 #define VT_CMD_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-int vt_cmd_run(int argc, char **argv);
-int vt_cmd_dump(int argc, char **argv);
-int vt_cmd_report(int argc, char **argv);
-int vt_cmd_diff(int argc, char **argv);
-int vt_cmd_trend(int argc, char **argv);
 /* report with one dump per process: per process and added up (vt_report_processes.c), as text, JSON or
  * folded stacks under a frame per process. device -2: all. */
 int vt_report_processes(char **paths, int n, long top, int device, int json, int folded, int full);
@@ -28,8 +23,6 @@ struct vt_dump_got {
  * starting). Returns how many have none, or -1 with errno when it could not ask at all. The caller
  * closes the descriptors. */
 int vt_dump_request(const long *pids, size_t n, int peek, double timeout, int quiet_waiting, struct vt_dump_got *got);
-int vt_cmd_metrics(int argc, char **argv);
-int vt_cmd_html(int argc, char **argv);
 /* Keeps file, a Prometheus textfile, up to date with pid's figures every interval seconds until pid ends
  * or SIGTERM/SIGINT/SIGHUP comes (vt_cmd_metrics.c); once: one file and return. */
 int vt_metrics_loop(long pid, const char *file, double interval, int top, double timeout, int once);

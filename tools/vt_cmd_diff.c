@@ -10,6 +10,8 @@
  * when swapped). Two dumps of one process compare directly; two runs of one program (same executable
  * and command line) compare by call site; dumps of two different programs are refused unless --force,
  * since their difference says nothing about a leak. */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "vt_site_out.h"
 #include "vt_diff.h"
 #include "vt_units.h"
+#include "vt_verb.h"
 
 #define VT_EXIT_GROWTH 3
 
@@ -546,30 +549,28 @@ static int vt_order_pair(char **paths, struct vt_dumpfile *d, int force)
     return 0;
 }
 
-int vt_cmd_diff(int argc, char **argv)
+struct vt_diff_args {
+    int json, folded, full, force;
+    uint64_t limit; /* --fail-on-growth; UINT64_MAX: not given */
+    int np;
+};
+
+static int vt_diff_word(void *args, int argc, char **argv, int *i)
 {
-    char *paths[VT_DIFF_MAX];
-    int json = 0, folded = 0, full = 0, fail = 0, np = 0, force = 0;
-    uint64_t limit = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--folded")) {
-            folded = 1;
-        } else if (!strcmp(argv[i], "--full-stacks")) {
-            full = 1;
-        } else if (!strcmp(argv[i], "--force")) {
-            force = 1;
-        } else if (!strcmp(argv[i], "--fail-on-growth") && i + 1 < argc) {
-            if (vt_parse_size(argv[++i], &limit) < 0)
-                return vt_usage_error("diff", "--fail-on-growth wants a size such as 100M or 2GiB, not '%s'", argv[i]);
-            fail = 1;
-        } else if (argv[i][0] != '-' && np < VT_DIFF_MAX) {
-            paths[np++] = argv[i];
-        } else {
-            return vt_usage_error("diff", "unexpected argument '%s'", argv[i]);
-        }
+    (void)argc;
+    struct vt_diff_args *a = args;
+    if (argv[*i][0] != '-' && a->np < VT_DIFF_MAX) {
+        a->np++;
+        return VT_WORD_OPERAND; /* a dump */
     }
+    return vt_usage_error("diff", "unexpected argument '%s'", argv[*i]);
+}
+
+static int vt_diff_run(void *args, char **paths, int np)
+{
+    const struct vt_diff_args *a = args;
+    int json = a->json, folded = a->folded, full = a->full, force = a->force, fail = a->limit != UINT64_MAX;
+    uint64_t limit = a->limit;
     if (np < 2 || np % 2)
         return vt_usage_error("diff", "needs two dumps: OLD NEW (or two of each process)");
     if (json && folded)
@@ -616,3 +617,18 @@ int vt_cmd_diff(int argc, char **argv)
     free(d);
     return status;
 }
+
+#define VT_D(field) offsetof(struct vt_diff_args, field)
+static const struct vt_diff_args vt_diff_dflt = {.limit = UINT64_MAX};
+const struct vt_verb vt_verb_diff = {
+    "diff", "diff OLD NEW [OPTIONS]  |  diff OLD NEW OLD NEW... (two per process)",
+    "What grew between two dumps, by call site, classed allocated (a leak suspect) or cache; one verdict.",
+    "; 3 allocated memory grew by more than --fail-on-growth", sizeof(struct vt_diff_args), &vt_diff_dflt,
+    vt_diff_word, vt_diff_run, 0, 0,
+    {{"--json", NULL, "JSON (docs/JSON.md)", VT_OPT_FLAG, VT_D(json), 0, 0, 0, NULL, NULL, NULL},
+     {"--folded", NULL, "each changed site's folded stack with its bytes before and after", VT_OPT_FLAG, VT_D(folded), 0,
+      0, 0, NULL, NULL, NULL},
+     {"--fail-on-growth", "SIZE", "exit 3 when allocated memory grew by more than SIZE (100M, 2G)", VT_OPT_SIZE,
+      VT_D(limit), 0, 0, 0, "--fail-on-growth wants a size such as 100M or 2GiB, not '%s'", NULL, NULL},
+     {"--full-stacks", NULL, "every frame, none folded away", VT_OPT_FLAG, VT_D(full), 0, 0, 0, NULL, NULL, NULL},
+     {"--force", NULL, "compare dumps of two different programs", VT_OPT_FLAG, VT_D(force), 0, 0, 0, NULL, NULL, NULL}}};

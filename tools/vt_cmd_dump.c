@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include "vt_paths.h"
 #include "vt_settings.h"
 #include "vt_text.h"
+#include "vt_verb.h"
 
 #define VT_DUMP_MAX 1024
 /* A process younger than this may still be loading its libraries. */
@@ -606,38 +608,54 @@ int vt_dump_request(const long *pids, size_t npids, int peek, double timeout, in
     return failed;
 }
 
-int vt_cmd_dump(int argc, char **argv)
+/* The processes to ask, in the order given (--children adds the ones under a launcher). */
+struct vt_dump_args {
+    long pids[VT_DUMP_MAX];
+    size_t npids, without;
+    double timeout;
+};
+
+static int vt_dump_children(void *args, const char *value)
 {
-    static long pids[VT_DUMP_MAX];
-    size_t npids = 0, without = 0;
-    double timeout = 30;
-    for (int i = 1; i < argc; i++) {
-        char *end;
-        long pid;
-        if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            timeout = strtod(argv[++i], &end);
-            if (*end || !(timeout > 0 && timeout <= 86400))
-                return vt_usage_error("dump", "--timeout wants a number of seconds from 0 to 86400, not '%s'", argv[i]);
-        } else if (!strcmp(argv[i], "--children") && i + 1 < argc) {
-            if ((pid = vt_parse_pid(argv[++i])) < 0)
-                return vt_usage_error("dump", "--children wants a process id (1 to 2147483647), not '%s'", argv[i]);
-            size_t had = npids;
-            npids = vt_descendants(pid, pids, npids, VT_DUMP_MAX, &without);
-            if (npids == had) {
-                fprintf(stderr, "vramtrace dump: no process under %ld has libvramtrace.so loaded\n", pid);
-                return 1;
-            }
-        } else if (argv[i][0] != '-' || (argv[i][1] >= '0' && argv[i][1] <= '9')) {
-            if ((pid = vt_parse_pid(argv[i])) < 0)
-                return vt_usage_error("dump", "'%s' is not a process id (1 to 2147483647): nothing was signalled", argv[i]);
-            if (npids == VT_DUMP_MAX)
-                return vt_usage_error("dump", "more than %d processes", VT_DUMP_MAX);
-            pids[npids++] = pid;
-        } else {
-            return vt_usage_error("dump", "unexpected argument '%s' (usage: vramtrace dump PID... | --children PID "
-                                          "[--timeout S])", argv[i]);
-        }
+    struct vt_dump_args *a = args;
+    long pid = vt_parse_pid(value);
+    if (pid < 0)
+        return vt_usage_error("dump", "--children wants a process id (1 to 2147483647), not '%s'", value);
+    size_t had = a->npids;
+    a->npids = vt_descendants(pid, a->pids, a->npids, VT_DUMP_MAX, &a->without);
+    if (a->npids == had) {
+        fprintf(stderr, "vramtrace dump: no process under %ld has libvramtrace.so loaded\n", pid);
+        return 1;
     }
+    return 0;
+}
+
+static int vt_dump_word(void *args, int argc, char **argv, int *i)
+{
+    (void)argc;
+    struct vt_dump_args *a = args;
+    const char *w = argv[*i];
+    if (w[0] != '-' || (w[1] >= '0' && w[1] <= '9')) {
+        long pid = vt_parse_pid(w);
+        if (pid < 0)
+            return vt_usage_error("dump", "'%s' is not a process id (1 to 2147483647): nothing was signalled", w);
+        if (a->npids == VT_DUMP_MAX)
+            return vt_usage_error("dump", "more than %d processes", VT_DUMP_MAX);
+        a->pids[a->npids++] = pid;
+        return VT_WORD_TAKEN;
+    }
+    return vt_usage_error("dump", "unexpected argument '%s' (usage: vramtrace dump PID... | --children PID "
+                                  "[--timeout S])", w);
+}
+
+static int vt_dump_run(void *args, char **operands, int n)
+{
+    (void)operands;
+    (void)n;
+    struct vt_dump_args *a = args;
+    const long *pids = a->pids;
+    size_t npids = a->npids, without = a->without;
+    double timeout = a->timeout;
     if (!npids)
         return vt_usage_error("dump", "no process id given");
     if (without)
@@ -655,3 +673,15 @@ int vt_cmd_dump(int argc, char **argv)
     free(got);
     return failed != 0;
 }
+
+static const struct vt_dump_args vt_dump_dflt = {.timeout = 30};
+const struct vt_verb vt_verb_dump = {
+    "dump", "dump PID... | --children PID [--timeout S]",
+    "Asks live processes for a dump each, over the library's own socket (never by a signal), and prints the\n"
+    "dumps' paths, one a line, once each is complete.",
+    NULL, sizeof(struct vt_dump_args), &vt_dump_dflt, vt_dump_word, vt_dump_run, 0, 0,
+    {{"--children", "PID", "every process under PID that has the library loaded", VT_OPT_CALL, 0, 0, 0, 0, NULL,
+      vt_dump_children, NULL},
+     {"--timeout", "S", "seconds to wait for all the dumps (default 30)", VT_OPT_SECONDS,
+      offsetof(struct vt_dump_args, timeout), 0, 86400, 1, "--timeout wants a number of seconds from 0 to 86400, not '%s'",
+      NULL, NULL}}};

@@ -2,12 +2,14 @@
  * of one process, or dumps of several processes side by side. Dumps are grouped by process (its pid and
  * start), each group taken in the order its dumps were taken; a group of two has its diff, of three or
  * more its trend, as the verbs of those names would say. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "vt_cmd.h"
+#include "vt_verb.h"
 #include "vt_html.h"
 #include "vt_load.h"
 
@@ -39,27 +41,24 @@ static int vt_by_process_then_time(struct vt_dumpmodel *dm, int n, int *starts)
     return groups;
 }
 
-int vt_cmd_html(int argc, char **argv)
+struct vt_html_args {
+    const char *out;
+};
+
+static int vt_html_word(void *args, int argc, char **argv, int *i)
 {
-    const char *out = NULL;
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    int n = 0;
-    if (!paths)
-        return 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] != '-') {
-            paths[n++] = argv[i];
-        } else {
-            free(paths);
-            return vt_usage_error("html", "unexpected argument '%s' (usage: vramtrace html -o FILE DUMP...)", argv[i]);
-        }
-    }
-    if (!out || !n || n > VT_HTML_MAX) {
-        free(paths);
+    (void)args;
+    (void)argc;
+    if (argv[*i][0] != '-')
+        return VT_WORD_OPERAND; /* a dump */
+    return vt_usage_error("html", "unexpected argument '%s' (usage: vramtrace html -o FILE DUMP...)", argv[*i]);
+}
+
+static int vt_html_run(void *args, char **paths, int n)
+{
+    const char *out = ((const struct vt_html_args *)args)->out;
+    if (!out || !n || n > VT_HTML_MAX)
         return vt_usage_error("html", !out ? "no -o FILE given" : !n ? "no dump given" : "more than %d dumps", VT_HTML_MAX);
-    }
     struct vt_dumpmodel *dm = calloc((size_t)n, sizeof *dm);
     int *starts = calloc((size_t)n + 1, sizeof *starts);
     struct vt_html_proc *procs = calloc((size_t)n, sizeof *procs);
@@ -138,6 +137,12 @@ out:
     free(procs);
     free(starts);
     free(dm);
-    free(paths);
     return rc;
 }
+
+const struct vt_verb vt_verb_html = {
+    "html", "html -o FILE DUMP...",
+    "One self-contained HTML page: per process the verdict, a timeline, device bars, a flame graph and the\n"
+    "top sites; several processes side by side.",
+    NULL, sizeof(struct vt_html_args), NULL, vt_html_word, vt_html_run, 0, 0,
+    {{"-o", "FILE", "the page to write", VT_OPT_TEXT, offsetof(struct vt_html_args, out), 0, 0, 0, NULL, NULL, NULL}}};

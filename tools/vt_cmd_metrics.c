@@ -9,6 +9,7 @@
  * (lib/roof/vt_metrics_file.c, the same renderer). */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "vt_cmd.h"
+#include "vt_verb.h"
 #include "vt_dumpfile.h"
 #include "vt_metrics.h"
 
@@ -112,46 +114,56 @@ int vt_metrics_loop(long pid, const char *file, double interval, int top, double
     return vt_stop || written || !failures ? 0 : 1;
 }
 
-int vt_cmd_metrics(int argc, char **argv)
+struct vt_metrics_args {
+    const char *file;
+    double interval, timeout;
+    long top, pid;
+    int once;
+};
+
+static int vt_metrics_word(void *args, int argc, char **argv, int *i)
 {
-    const char *file = NULL;
-    double interval = 30, timeout = 30;
-    long top = 10, pid = 0;
-    int once = 0;
-    for (int i = 1; i < argc; i++) {
-        char *end;
-        if (!strcmp(argv[i], "--textfile") && i + 1 < argc) {
-            file = argv[++i];
-        } else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-            interval = strtod(argv[++i], &end);
-            if (*end || !(interval >= 1 && interval <= 86400))
-                return vt_usage_error("metrics", "--interval wants seconds from 1 to 86400, not '%s'", argv[i]);
-        } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-            timeout = strtod(argv[++i], &end);
-            if (*end || !(timeout > 0 && timeout <= 86400))
-                return vt_usage_error("metrics", "--timeout wants seconds from 0 to 86400, not '%s'", argv[i]);
-        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            top = strtol(argv[++i], &end, 10);
-            if (*end || top <= 0 || top > 1000)
-                return vt_usage_error("metrics", "--top wants a number from 1 to 1000");
-        } else if (!strcmp(argv[i], "--once")) {
-            once = 1;
-        } else if (argv[i][0] != '-' && !pid) {
-            pid = strtol(argv[i], &end, 10);
-            if (*end || pid <= 0 || pid > 2147483647)
-                return vt_usage_error("metrics", "'%s' is not a process id (1 to 2147483647)", argv[i]);
-        } else {
-            return vt_usage_error("metrics", "unexpected argument '%s' (usage: vramtrace metrics --textfile FILE "
-                                             "[--interval S] [--top N] [--once] PID)", argv[i]);
-        }
+    (void)argc;
+    struct vt_metrics_args *a = args;
+    char *end;
+    if (argv[*i][0] != '-' && !a->pid) {
+        a->pid = strtol(argv[*i], &end, 10);
+        if (*end || a->pid <= 0 || a->pid > 2147483647)
+            return vt_usage_error("metrics", "'%s' is not a process id (1 to 2147483647)", argv[*i]);
+        return VT_WORD_TAKEN;
     }
-    if (!file)
+    return vt_usage_error("metrics", "unexpected argument '%s' (usage: vramtrace metrics --textfile FILE "
+                                     "[--interval S] [--top N] [--once] PID)", argv[*i]);
+}
+
+static int vt_metrics_run(void *args, char **operands, int n)
+{
+    (void)operands;
+    (void)n;
+    const struct vt_metrics_args *a = args;
+    if (!a->file)
         return vt_usage_error("metrics", "no --textfile given");
-    if (!pid)
+    if (!a->pid)
         return vt_usage_error("metrics", "no process id given");
-    if (!vt_proc_start(pid)) {
-        fprintf(stderr, "vramtrace metrics: no process %ld\n", pid);
+    if (!vt_proc_start(a->pid)) {
+        fprintf(stderr, "vramtrace metrics: no process %ld\n", a->pid);
         return 1;
     }
-    return vt_metrics_loop(pid, file, interval, (int)top, timeout, once);
+    return vt_metrics_loop(a->pid, a->file, a->interval, (int)a->top, a->timeout, a->once);
 }
+
+#define VT_M(field) offsetof(struct vt_metrics_args, field)
+static const struct vt_metrics_args vt_metrics_dflt = {.interval = 30, .timeout = 30, .top = 10};
+const struct vt_verb vt_verb_metrics = {
+    "metrics", "metrics --textfile FILE [OPTIONS] PID",
+    "Keeps FILE, Prometheus metrics of a live process, up to date for node_exporter's textfile collector;\n"
+    "FILE must not exist yet (it is created, never replaced); removed when the process ends.",
+    NULL, sizeof(struct vt_metrics_args), &vt_metrics_dflt, vt_metrics_word, vt_metrics_run, 0, 0,
+    {{"--textfile", "FILE", "the file to keep", VT_OPT_TEXT, VT_M(file), 0, 0, 0, NULL, NULL, NULL},
+     {"--interval", "S", "seconds between two files (default 30)", VT_OPT_SECONDS, VT_M(interval), 1, 86400, 0,
+      "--interval wants seconds from 1 to 86400, not '%s'", NULL, NULL},
+     {"--top", "N", "call sites given as series (default 10)", VT_OPT_LONG, VT_M(top), 1, 1000, 0,
+      "--top wants a number from 1 to 1000", NULL, NULL},
+     {"--once", NULL, "write the file once and stop", VT_OPT_FLAG, VT_M(once), 0, 0, 0, NULL, NULL, NULL},
+     {"--timeout", "S", "seconds to wait for each dump (default 30)", VT_OPT_SECONDS, VT_M(timeout), 0, 86400, 1,
+      "--timeout wants seconds from 0 to 86400, not '%s'", NULL, NULL}}};

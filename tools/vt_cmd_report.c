@@ -2,6 +2,8 @@
  * (an unknown figure is said to be unknown, never shown as 0), then the call sites holding the most
  * live bytes; an exit dump's sites are its leaks. --json, --folded for flame-graph tools. Several
  * dumps, one per process, go to vt_report_processes.c. */
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "vt_pprof.h"
 #include "vt_report.h"
 #include "vt_units.h"
+#include "vt_verb.h"
 
 #define VT_TEXT_FRAMES 12
 
@@ -456,11 +459,11 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
         const struct {
             const char *key;
             uint64_t v;
-        } counts[] = {{VT_CTR_PY_HELD + 3, in->held},     {VT_CTR_PY_RELEASED + 3, in->released},
-                      {VT_CTR_PY_MISSED + 3, in->missed}, {VT_CTR_PY_NATIVE + 3, in->native},
-                      {VT_CTR_PY_WALKED + 3, in->walked}, {VT_CTR_NATIVE_REUSED, in->native_reused},
-                      {VT_CTR_PY_FRAMES + 3, in->frames}, {VT_CTR_PY_CODE_READS + 3, in->code_reads},
-                      {VT_CTR_PY_LOOKUPS + 3, in->lookups}, {VT_CTR_PY_STATE_READ + 3, in->state_read}};
+        } counts[] = {{&VT_CTR_PY_HELD[3], in->held},     {&VT_CTR_PY_RELEASED[3], in->released},
+                      {&VT_CTR_PY_MISSED[3], in->missed}, {&VT_CTR_PY_NATIVE[3], in->native},
+                      {&VT_CTR_PY_WALKED[3], in->walked}, {VT_CTR_NATIVE_REUSED, in->native_reused},
+                      {&VT_CTR_PY_FRAMES[3], in->frames}, {&VT_CTR_PY_CODE_READS[3], in->code_reads},
+                      {&VT_CTR_PY_LOOKUPS[3], in->lookups}, {&VT_CTR_PY_STATE_READ[3], in->state_read}};
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
             fprintf(f, ",\"%s\":%llu", counts[i].key, (unsigned long long)counts[i].v);
         fputc('}', f);
@@ -499,37 +502,18 @@ static void vt_report_folded(const struct vt_report_opts *o, const struct vt_mod
     }
 }
 
-int vt_cmd_report(int argc, char **argv)
+static int vt_report_word(void *args, int argc, char **argv, int *i)
 {
-    struct vt_report_opts o = {.top = -1, .device = -2};
-    int npaths = 0;
-    for (int i = 1; i < argc; i++) {
-        char *end;
-        if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            o.top = strtol(argv[++i], &end, 10);
-            if (*end || o.top <= 0)
-                return vt_usage_error("report", "--top wants a positive number");
-        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            long dv = strtol(argv[++i], &end, 10);
-            if (*end || dv < 0 || dv >= VT_MAX_DEV)
-                return vt_usage_error("report", "--device wants a device ordinal");
-            o.device = (int)dv;
-        } else if (!strcmp(argv[i], "--json")) {
-            o.json = 1;
-        } else if (!strcmp(argv[i], "--folded")) {
-            o.folded = 1;
-        } else if (!strcmp(argv[i], "--prometheus")) {
-            o.prometheus = 1;
-        } else if (!strcmp(argv[i], "--pprof") && i + 1 < argc) {
-            o.pprof = argv[++i];
-        } else if (!strcmp(argv[i], "--full-stacks")) {
-            o.full = 1;
-        } else if (argv[i][0] != '-') {
-            argv[npaths++] = argv[i]; /* the paths, gathered in place */
-        } else {
-            return vt_usage_error("report", "unexpected argument '%s'", argv[i]);
-        }
-    }
+    (void)args;
+    (void)argc;
+    if (argv[*i][0] != '-')
+        return VT_WORD_OPERAND; /* a dump */
+    return vt_usage_error("report", "unexpected argument '%s'", argv[*i]);
+}
+
+static int vt_report_run(void *args, char **paths, int npaths)
+{
+    struct vt_report_opts o = *(struct vt_report_opts *)args;
     if (!npaths)
         return vt_usage_error("report", "no dump given");
     if (o.top < 0)
@@ -539,9 +523,9 @@ int vt_cmd_report(int argc, char **argv)
             return vt_usage_error("report", "%s takes one dump", o.pprof ? "--pprof" : "--prometheus");
         if (o.json && o.folded)
             return vt_usage_error("report", "--json and --folded: one or the other");
-        return vt_report_processes(argv, npaths, o.top, o.device, o.json, o.folded, o.full);
+        return vt_report_processes(paths, npaths, o.top, o.device, o.json, o.folded, o.full);
     }
-    o.path = argv[0];
+    o.path = paths[0];
     struct vt_dumpfile d;
     struct vt_model m;
     if (vt_load(o.path, &d) < 0)
@@ -567,3 +551,23 @@ int vt_cmd_report(int argc, char **argv)
     vt_dumpfile_free(&d);
     return rc;
 }
+
+#define VT_R(field) offsetof(struct vt_report_opts, field)
+static const struct vt_report_opts vt_report_dflt = {.top = -1, .device = -2};
+const struct vt_verb vt_verb_report = {
+    "report", "report DUMP [OPTIONS]  |  report DUMP DUMP... (one per process)",
+    "Where the memory is: per device process used, reserved, allocated, cached (releasable, fragmented),\n"
+    "overhead; failed requests; the call sites holding the most live bytes.",
+    NULL, sizeof(struct vt_report_opts), &vt_report_dflt, vt_report_word, vt_report_run, 0, 0,
+    {{"--top", "N", "show the N largest call sites (default 10)", VT_OPT_LONG, VT_R(top), 1, (double)LONG_MAX, 0,
+      "--top wants a positive number", NULL, NULL},
+     {"--device", "D", "only device D", VT_OPT_INT, VT_R(device), 0, VT_MAX_DEV - 1, 0, "--device wants a device ordinal",
+      NULL, NULL},
+     {"--json", NULL, "JSON (docs/JSON.md)", VT_OPT_FLAG, VT_R(json), 0, 0, 0, NULL, NULL, NULL},
+     {"--folded", NULL, "folded stacks with their bytes, for flame graphs", VT_OPT_FLAG, VT_R(folded), 0, 0, 0, NULL,
+      NULL, NULL},
+     {"--pprof", "FILE", "write a gzipped pprof profile (go tool pprof FILE)", VT_OPT_TEXT, VT_R(pprof), 0, 0, 0, NULL,
+      NULL, NULL},
+     {"--prometheus", NULL, "Prometheus metrics (the text exposition format)", VT_OPT_FLAG, VT_R(prometheus), 0, 0, 0,
+      NULL, NULL, NULL},
+     {"--full-stacks", NULL, "every frame, none folded away", VT_OPT_FLAG, VT_R(full), 0, 0, 0, NULL, NULL, NULL}}};

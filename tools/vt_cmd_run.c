@@ -6,6 +6,7 @@
  * directory becomes. The library is looked for beside the command. */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "vt_cmd.h"
+#include "vt_verb.h"
 #include "vt_paths.h"
 #include "vt_settings.h"
 
@@ -118,29 +120,35 @@ static void vt_dump_dir_said(char *out, size_t len)
     }
 }
 
-int vt_cmd_run(int argc, char **argv)
+struct vt_run_args {
+    int quiet;
+};
+
+/* A setting's option (--dir DIR, --depth N, ...: common/vt_settings.c) and its value, set in the
+ * environment the program will have; any other word before "--" is a mistake. */
+static int vt_run_word(void *args, int argc, char **argv, int *i)
 {
-    int i = 1, quiet = 0;
-    for (; i < argc && strcmp(argv[i], "--"); i++) {
-        if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-            quiet = 1;
-            continue;
-        }
-        const struct vt_setting *s = vt_setting_for_opt(argv[i]);
-        if (!s && argv[i][0] != '-')
-            return vt_usage_error("run", "'%s' is not an option: to run a program, put -- before it (vramtrace run -- %s)",
-                                  argv[i], argv[i]);
-        if (!s || i + 1 >= argc)
-            return vt_usage_error("run", "%s '%s'", s ? "no value for" : "unknown option", argv[i]);
-        const char *value = argv[++i];
-        if (s->type == VT_SET_DIR) {
-            if (vt_prepare_dir(value) < 0)
-                return VT_EXIT_USAGE;
-        } else if (vt_setenv_opt(s->name, value) < 0) {
+    (void)args;
+    const struct vt_setting *s = vt_setting_for_opt(argv[*i]);
+    if (!s && argv[*i][0] != '-')
+        return vt_usage_error("run", "'%s' is not an option: to run a program, put -- before it (vramtrace run -- %s)",
+                              argv[*i], argv[*i]);
+    if (!s || *i + 1 >= argc)
+        return vt_usage_error("run", "%s '%s'", s ? "no value for" : "unknown option", argv[*i]);
+    const char *value = argv[++*i];
+    if (s->type == VT_SET_DIR) {
+        if (vt_prepare_dir(value) < 0)
             return VT_EXIT_USAGE;
-        }
+    } else if (vt_setenv_opt(s->name, value) < 0) {
+        return VT_EXIT_USAGE;
     }
-    if (i >= argc - 1)
+    return VT_WORD_TAKEN;
+}
+
+static int vt_run_run(void *args, char **command, int n)
+{
+    int quiet = ((const struct vt_run_args *)args)->quiet;
+    if (!n)
         return vt_usage_error("run", "no command (usage: vramtrace run [options] -- CMD [ARGS...])");
     if (vt_check_settings() < 0)
         return VT_EXIT_USAGE;
@@ -177,10 +185,21 @@ int vt_cmd_run(int argc, char **argv)
         char dir[PATH_MAX];
         vt_dump_dir_said(dir, sizeof dir);
         fprintf(stderr, "vramtrace: running %s as pid %ld; dumps go to %s (vramtrace dump %ld takes one)\n",
-                argv[i + 1], (long)getpid(), dir, (long)getpid());
+                command[0], (long)getpid(), dir, (long)getpid());
     }
     /* exec, not fork: the program keeps the pid a user sees (for vramtrace dump) and its own status. */
-    execvp(argv[i + 1], argv + i + 1);
-    fprintf(stderr, "vramtrace run: cannot run %s: %s\n", argv[i + 1], strerror(errno));
+    command[n] = NULL;
+    execvp(command[0], command);
+    fprintf(stderr, "vramtrace run: cannot run %s: %s\n", command[0], strerror(errno));
     return 127;
 }
+
+const struct vt_verb vt_verb_run = {
+    "run", "run [OPTIONS] -- CMD [ARGS...]",
+    "Runs CMD with libvramtrace.so preloaded (found beside this command); it keeps its pid and exit status.\n"
+    "It says on stderr the pid and where dumps go; as it ends, CMD says where its dumps are and the command\n"
+    "that reads them.",
+    "; otherwise the program's own status (127: it could not be run)", sizeof(struct vt_run_args), NULL, vt_run_word,
+    vt_run_run, 1, 1,
+    {{"--quiet", NULL, "say nothing: neither the pid and dump directory at start nor where the dumps are at the end",
+      VT_OPT_FLAG, offsetof(struct vt_run_args, quiet), 0, 0, 0, NULL, NULL, "-q"}}};

@@ -2,11 +2,13 @@
  * they are given in; the call sites whose live bytes grew overall and never shrank (a leak need not grow
  * in every interval: requests come in bursts), with how many intervals they grew in and their rate per
  * minute, and one verdict line. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vt_cmd.h"
+#include "vt_verb.h"
 #include "vt_json.h"
 #include "vt_load.h"
 #include "vt_model.h"
@@ -66,24 +68,23 @@ static void vt_trend_text(const struct vt_trend *t, int full)
     putchar('\n');
 }
 
-int vt_cmd_trend(int argc, char **argv)
+struct vt_trend_args {
+    int json, folded, full;
+};
+
+static int vt_trend_word(void *args, int argc, char **argv, int *i)
 {
-    int json = 0, folded = 0, full = 0, n = 0;
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths)
-        return 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--folded"))
-            folded = 1;
-        else if (!strcmp(argv[i], "--full-stacks"))
-            full = 1;
-        else if (argv[i][0] != '-')
-            paths[n++] = argv[i];
-        else
-            return vt_usage_error("trend", "unexpected argument '%s'", argv[i]);
-    }
+    (void)args;
+    (void)argc;
+    if (argv[*i][0] != '-')
+        return VT_WORD_OPERAND; /* a dump */
+    return vt_usage_error("trend", "unexpected argument '%s'", argv[*i]);
+}
+
+static int vt_trend_run(void *args, char **paths, int n)
+{
+    const struct vt_trend_args *a = args;
+    int json = a->json, folded = a->folded, full = a->full;
     if (n < 3)
         return vt_usage_error("trend", "needs at least three dumps of one process, %d given", n);
     if (json && folded)
@@ -131,6 +132,15 @@ out:
         vt_dumpfile_free(&dm[i].d);
     }
     free(dm);
-    free(paths);
     return rc;
 }
+
+#define VT_T(field) offsetof(struct vt_trend_args, field)
+const struct vt_verb vt_verb_trend = {
+    "trend", "trend DUMP DUMP DUMP... [OPTIONS]",
+    "Three or more dumps of one process: the call sites that grew and never shrank, with their rate.", NULL,
+    sizeof(struct vt_trend_args), NULL, vt_trend_word, vt_trend_run, 0, 0,
+    {{"--json", NULL, "JSON (docs/JSON.md)", VT_OPT_FLAG, VT_T(json), 0, 0, 0, NULL, NULL, NULL},
+     {"--folded", NULL, "the growing sites' folded stacks, bytes first and last", VT_OPT_FLAG, VT_T(folded), 0, 0, 0,
+      NULL, NULL, NULL},
+     {"--full-stacks", NULL, "every frame, none folded away", VT_OPT_FLAG, VT_T(full), 0, 0, 0, NULL, NULL, NULL}}};

@@ -6,66 +6,12 @@
 #include <string.h>
 
 #include "vt_help.h"
+#include "vt_verb.h"
 #include "vt_settings.h"
 #include "vt_version.h"
 
-struct vt_opt {
-    const char *flag, *arg, *help;
-};
-
-struct vt_verb {
-    const char *name, *synopsis, *what;
-    struct vt_opt opts[10];
-};
-
-static const struct vt_verb vt_verbs[] = {
-    {"run", "run [OPTIONS] -- CMD [ARGS...]",
-     "Runs CMD with libvramtrace.so preloaded (found beside this command); it keeps its pid and exit status.\n"
-     "It says on stderr the pid and where dumps go; as it ends, CMD says where its dumps are and the command\n"
-     "that reads them.",
-     {{"--quiet", NULL, "say nothing: neither the pid and dump directory at start nor where the dumps are at the end"}}},
-    {"dump", "dump PID... | --children PID [--timeout S]",
-     "Asks live processes for a dump each, over the library's own socket (never by a signal), and prints the\n"
-     "dumps' paths, one a line, once each is complete.",
-     {{"--children", "PID", "every process under PID that has the library loaded"},
-      {"--timeout", "S", "seconds to wait for all the dumps (default 30)"}}},
-    {"report", "report DUMP [OPTIONS]  |  report DUMP DUMP... (one per process)",
-     "Where the memory is: per device process used, reserved, allocated, cached (releasable, fragmented),\n"
-     "overhead; failed requests; the call sites holding the most live bytes.",
-     {{"--top", "N", "show the N largest call sites (default 10)"},
-      {"--device", "D", "only device D"},
-      {"--json", NULL, "JSON (docs/JSON.md)"},
-      {"--folded", NULL, "folded stacks with their bytes, for flame graphs"},
-      {"--pprof", "FILE", "write a gzipped pprof profile (go tool pprof FILE)"},
-      {"--prometheus", NULL, "Prometheus metrics (the text exposition format)"},
-      {"--full-stacks", NULL, "every frame, none folded away"}}},
-    {"diff", "diff OLD NEW [OPTIONS]  |  diff OLD NEW OLD NEW... (two per process)",
-     "What grew between two dumps, by call site, classed allocated (a leak suspect) or cache; one verdict.",
-     {{"--json", NULL, "JSON (docs/JSON.md)"},
-      {"--folded", NULL, "each changed site's folded stack with its bytes before and after"},
-      {"--fail-on-growth", "SIZE", "exit 3 when allocated memory grew by more than SIZE (100M, 2G)"},
-      {"--full-stacks", NULL, "every frame, none folded away"},
-      {"--force", NULL, "compare dumps of two different programs"}}},
-    {"trend", "trend DUMP DUMP DUMP... [OPTIONS]",
-     "Three or more dumps of one process: the call sites that grew and never shrank, with their rate.",
-     {{"--json", NULL, "JSON (docs/JSON.md)"},
-      {"--folded", NULL, "the growing sites' folded stacks, bytes first and last"},
-      {"--full-stacks", NULL, "every frame, none folded away"}}},
-    {"html", "html -o FILE DUMP...",
-     "One self-contained HTML page: per process the verdict, a timeline, device bars, a flame graph and the\n"
-     "top sites; several processes side by side.",
-     {{"-o", "FILE", "the page to write"}}},
-    {"metrics", "metrics --textfile FILE [OPTIONS] PID",
-     "Keeps FILE, Prometheus metrics of a live process, up to date for node_exporter's textfile collector;\n"
-     "FILE must not exist yet (it is created, never replaced); removed when the process ends.",
-     {{"--textfile", "FILE", "the file to keep"},
-      {"--interval", "S", "seconds between two files (default 30)"},
-      {"--top", "N", "call sites given as series (default 10)"},
-      {"--once", NULL, "write the file once and stop"},
-      {"--timeout", "S", "seconds to wait for each dump (default 30)"}}},
-    {"help", "help [VERB]", "This text, or a verb's.", {{NULL, NULL, NULL}}},
-};
-#define VT_NVERBS (sizeof vt_verbs / sizeof vt_verbs[0])
+/* "help" is not a verb of the table (it is the dispatcher's own) but is listed with them. */
+static const char *const vt_help_synopsis = "help [VERB]", *const vt_help_what = "This text, or a verb's.";
 
 void vt_version(FILE *f)
 {
@@ -75,17 +21,10 @@ void vt_version(FILE *f)
 void vt_usage(FILE *f)
 {
     fputs("usage: vramtrace VERB [OPTIONS] ...\n\n", f);
-    for (size_t i = 0; i < VT_NVERBS; i++)
-        fprintf(f, "  vramtrace %s\n", vt_verbs[i].synopsis);
+    for (size_t i = 0; i < vt_nverbs; i++)
+        fprintf(f, "  vramtrace %s\n", vt_verbs[i]->synopsis);
+    fprintf(f, "  vramtrace %s\n", vt_help_synopsis);
     fputs("\n  vramtrace --version\n  vramtrace help VERB   (or VERB --help): every option of a verb\n", f);
-}
-
-static const struct vt_verb *vt_verb(const char *name)
-{
-    for (size_t i = 0; i < VT_NVERBS; i++)
-        if (!strcmp(vt_verbs[i].name, name))
-            return &vt_verbs[i];
-    return NULL;
 }
 
 static void vt_opt_line(FILE *f, const char *flag, const char *arg, const char *help)
@@ -97,13 +36,18 @@ static void vt_opt_line(FILE *f, const char *flag, const char *arg, const char *
 
 int vt_help_verb(FILE *f, const char *name)
 {
-    const struct vt_verb *v = vt_verb(name);
-    if (!v)
-        return -1;
-    fprintf(f, "usage: vramtrace %s\n\n%s\n\noptions (--opt=value works too):\n", v->synopsis, v->what);
-    for (const struct vt_opt *o = v->opts; o < v->opts + 10 && o->flag; o++)
-        vt_opt_line(f, o->flag, o->arg, o->help);
-    if (!strcmp(name, "run")) {
+    if (!strcmp(name, "help")) {
+        fprintf(f, "usage: vramtrace %s\n\n%s\n\noptions (--opt=value works too):\n", vt_help_synopsis, vt_help_what);
+    } else {
+        const struct vt_verb *v = vt_verb_named(name);
+        if (!v)
+            return -1;
+        fprintf(f, "usage: vramtrace %s\n\n%s\n\noptions (--opt=value works too):\n", v->synopsis, v->what);
+        for (const struct vt_opt *o = v->opts; o < v->opts + VT_MAX_OPTS && o->flag; o++)
+            vt_opt_line(f, o->flag, o->arg, o->help);
+    }
+    const struct vt_verb *v = vt_verb_named(name);
+    if (v && v->settings_opts) {
         /* The settings that have an option of run's, then those set in the environment only. */
         for (size_t i = 0; i < vt_nsettings; i++) {
             const struct vt_setting *s = &vt_settings[i];
@@ -120,10 +64,8 @@ int vt_help_verb(FILE *f, const char *name)
     fputs("\nexit status: 0 done; 1 a failure (a dump not taken, output not written, out of memory); 2 bad\n"
           "arguments or a bad dump (its file and line said)",
           f);
-    if (!strcmp(name, "diff"))
-        fputs("; 3 allocated memory grew by more than --fail-on-growth", f);
-    if (!strcmp(name, "run"))
-        fputs("; otherwise the program's own status (127: it could not be run)", f);
+    if (v && v->exits)
+        fputs(v->exits, f);
     fputs(".\n", f);
     return 0;
 }
@@ -157,11 +99,12 @@ const char *vt_verb_suggest(const char *name)
 {
     const char *best = NULL;
     size_t bd = 3; /* at most two edits away */
-    for (size_t i = 0; i < VT_NVERBS; i++) {
-        size_t dd = vt_distance(name, vt_verbs[i].name);
+    for (size_t i = 0; i <= vt_nverbs; i++) {
+        const char *verb = i < vt_nverbs ? vt_verbs[i]->name : "help";
+        size_t dd = vt_distance(name, verb);
         if (dd < bd) {
             bd = dd;
-            best = vt_verbs[i].name;
+            best = verb;
         }
     }
     return best;
@@ -169,7 +112,7 @@ const char *vt_verb_suggest(const char *name)
 
 int vt_is_verb(const char *name)
 {
-    return vt_verb(name) != NULL;
+    return vt_verb_named(name) || !strcmp(name, "help");
 }
 
 /* Text for roff: a backslash doubled as \e, a minus as \-, and a line that would start with a dot or a
@@ -194,9 +137,9 @@ void vt_man(FILE *f)
 {
     fprintf(f, ".TH VRAMTRACE 1 \"\" \"vramtrace %s\" \"User Commands\"\n.SH NAME\n", VT_VERSION);
     fputs("vramtrace \\- what holds a GPU process's memory, and whether it is a leak\n.SH SYNOPSIS\n", f);
-    for (size_t i = 0; i < VT_NVERBS; i++) {
+    for (size_t i = 0; i <= vt_nverbs; i++) {
         fputs(".B vramtrace\n", f);
-        vt_roff(f, vt_verbs[i].synopsis);
+        vt_roff(f, i < vt_nverbs ? vt_verbs[i]->synopsis : vt_help_synopsis);
         fputs("\n.br\n", f);
     }
     fputs(".SH DESCRIPTION\n", f);
@@ -205,14 +148,14 @@ void vt_man(FILE *f)
                "metrics. The library records every CUDA allocation with its call site, native and Python, and "
                "what the caching allocators hold.\n");
     fputs(".SH VERBS\n", f);
-    for (size_t i = 0; i < VT_NVERBS; i++) {
-        const struct vt_verb *v = &vt_verbs[i];
+    for (size_t i = 0; i < vt_nverbs; i++) {
+        const struct vt_verb *v = vt_verbs[i];
         fputs(".SS ", f);
         vt_roff(f, v->name);
         fputs("\n", f);
         vt_roff(f, v->what);
         fputs("\n", f);
-        for (const struct vt_opt *o = v->opts; o < v->opts + 10 && o->flag; o++) {
+        for (const struct vt_opt *o = v->opts; o < v->opts + VT_MAX_OPTS && o->flag; o++) {
             fputs(".TP\n.BI \"", f);
             vt_roff(f, o->flag);
             fputs(o->arg ? " \" " : "\"", f);
@@ -222,7 +165,7 @@ void vt_man(FILE *f)
             vt_roff(f, o->help);
             fputs("\n", f);
         }
-        if (!strcmp(v->name, "run"))
+        if (v->settings_opts)
             for (size_t k = 0; k < vt_nsettings; k++)
                 if (vt_settings[k].run_opt) {
                     fputs(".TP\n.B ", f);
@@ -232,6 +175,7 @@ void vt_man(FILE *f)
                     fputs("\n", f);
                 }
     }
+    fprintf(f, ".SS help\n%s\n", vt_help_what);
     fputs(".SH ENVIRONMENT\nRead once by the library at start; a bad value is said and its default used "
           "(vramtrace run refuses it).\n",
           f);
@@ -259,15 +203,16 @@ void vt_bash_completion(FILE *f)
           "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
           "        COMPREPLY=($(compgen -W \"",
           f);
-    for (size_t i = 0; i < VT_NVERBS; i++)
-        fprintf(f, "%s ", vt_verbs[i].name);
+    for (size_t i = 0; i < vt_nverbs; i++)
+        fprintf(f, "%s ", vt_verbs[i]->name);
+    fprintf(f, "help ");
     fputs("--version --help\" -- \"$cur\"))\n        return\n    fi\n    case ${COMP_WORDS[1]} in\n", f);
-    for (size_t i = 0; i < VT_NVERBS; i++) {
-        const struct vt_verb *v = &vt_verbs[i];
-        fprintf(f, "    %s) opts=\"", v->name);
-        for (const struct vt_opt *o = v->opts; o < v->opts + 10 && o->flag; o++)
+    for (size_t i = 0; i <= vt_nverbs; i++) {
+        const struct vt_verb *v = i < vt_nverbs ? vt_verbs[i] : NULL;
+        fprintf(f, "    %s) opts=\"", v ? v->name : "help");
+        for (const struct vt_opt *o = v ? v->opts : NULL; o && o < v->opts + VT_MAX_OPTS && o->flag; o++)
             fprintf(f, "%s ", o->flag);
-        if (!strcmp(v->name, "run"))
+        if (v && v->settings_opts)
             for (size_t k = 0; k < vt_nsettings; k++)
                 if (vt_settings[k].run_opt)
                     fprintf(f, "%s ", vt_settings[k].run_opt);

@@ -20,6 +20,7 @@
 #include "vt_model.h"
 #include "vt_symbols.h"
 #include "vt_text.h"
+#include "vt_verb.h"
 
 /* The whole of a memory file. */
 static char *vt_slurp(int fd, size_t *len)
@@ -90,7 +91,7 @@ static int vt_clean_prometheus(const char *s, size_t n)
 }
 
 /* Runs a verb with its output in a memory file; returns the output (NUL-ended) and its status. */
-static char *vt_run_verb(int (*verb)(int, char **), char **argv, int argc, size_t *len, int *status)
+static char *vt_run_verb(const struct vt_verb *verb, char **argv, int argc, size_t *len, int *status)
 {
     int out = memfd_create("fuzz-out", 0), saved = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
     if (out < 0 || saved < 0 || err < 0 || null < 0)
@@ -98,7 +99,7 @@ static char *vt_run_verb(int (*verb)(int, char **), char **argv, int argc, size_
     fflush(stdout);
     dup2(out, 1);
     dup2(null, 2);
-    *status = verb(argc, argv);
+    *status = vt_verb_main(verb, argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(saved, 1);
@@ -125,7 +126,7 @@ static void vt_outputs(const char *path, const char *dir)
         char *argv[] = {"report", p, (char *)forms[i].flag, NULL};
         size_t len;
         int st;
-        char *out = vt_run_verb(vt_cmd_report, argv, forms[i].flag ? 3 : 2, &len, &st);
+        char *out = vt_run_verb(vt_verb_named("report"), argv, forms[i].flag ? 3 : 2, &len, &st);
         int ok = st != 0 || (forms[i].kind == 1 ? vt_json_check(out, len) == 0
                              : forms[i].kind == 2 ? vt_clean_prometheus(out, len)
                                                   : vt_clean_text(out, len));
@@ -138,9 +139,9 @@ static void vt_outputs(const char *path, const char *dir)
     char *pargv[] = {"report", p, "--pprof", pb, NULL};
     size_t len;
     int st;
-    free(vt_run_verb(vt_cmd_report, pargv, 4, &len, &st));
+    free(vt_run_verb(vt_verb_named("report"), pargv, 4, &len, &st));
     char *hargv[] = {"html", "-o", html, p, NULL};
-    free(vt_run_verb(vt_cmd_html, hargv, 4, &len, &st));
+    free(vt_run_verb(vt_verb_named("html"), hargv, 4, &len, &st));
     FILE *f = st == 0 ? fopen(html, "r") : NULL;
     if (f) {
         /* The data: the one JSON object between the page's data marker's neighbours. */
