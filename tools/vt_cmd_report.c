@@ -511,16 +511,70 @@ static int vt_report_word(void *args, int argc, char **argv, int *i)
     return vt_usage_error("report", "unexpected argument '%s'", argv[*i]);
 }
 
+static int vt_report_pprof_out(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    return vt_pprof_write(o->pprof, m, o->device, o->path) < 0;
+}
+
+static int vt_report_prometheus_out(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    if (vt_metrics_text(stdout, m, (int)o->top) < 0) {
+        fprintf(stderr, "vramtrace: out of memory\n");
+        return 1;
+    }
+    return 0;
+}
+
+static int vt_report_json_out(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    vt_report_json(stdout, o, m);
+    return 0;
+}
+
+static int vt_report_folded_out(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    vt_report_folded(o, m);
+    return 0;
+}
+
+static int vt_report_text_out(const struct vt_report_opts *o, const struct vt_model *m)
+{
+    vt_report_text(o, m);
+    return 0;
+}
+
+/* The formats' rows as the dispatch reads them. */
+struct vt_report_format {
+    const char *flag;
+    int asked; /* filled per run */
+    int rank;
+    int (*render)(const struct vt_report_opts *o, const struct vt_model *m);
+    int several, every;
+};
+
 static int vt_report_run(void *args, char **paths, int npaths)
 {
     struct vt_report_opts o = *(struct vt_report_opts *)args;
+    struct vt_report_format formats[] = {
+#define VT_REPORT_ROW(id, flag, arg, help, kind, render, rank, several, every) {flag, o.id != 0, rank, render, several, every},
+        VT_REPORT_FORMATS(VT_REPORT_ROW)
+#undef VT_REPORT_ROW
+    };
+    const size_t nformats = sizeof formats / sizeof formats[0];
+    const struct vt_report_format *chosen = NULL;
+    int every = 0;
+    for (size_t i = 0; i < nformats; i++) {
+        every |= formats[i].asked && formats[i].every;
+        if (formats[i].asked && (!chosen || formats[i].rank < chosen->rank))
+            chosen = &formats[i];
+    }
     if (!npaths)
         return vt_usage_error("report", "no dump given");
     if (o.top < 0)
-        o.top = o.json || o.folded ? 0x7fffffff : 10;
+        o.top = every ? 0x7fffffff : 10;
     if (npaths > 1) {
-        if (o.pprof || o.prometheus)
-            return vt_usage_error("report", "%s takes one dump", o.pprof ? "--pprof" : "--prometheus");
+        if (chosen && !chosen->several)
+            return vt_usage_error("report", "%s takes one dump", chosen->flag);
         if (o.json && o.folded)
             return vt_usage_error("report", "--json and --folded: one or the other");
         return vt_report_processes(paths, npaths, o.top, o.device, o.json, o.folded, o.full);
@@ -535,18 +589,7 @@ static int vt_report_run(void *args, char **paths, int npaths)
         fprintf(stderr, "vramtrace: out of memory\n");
         return 1;
     }
-    int rc = 0;
-    if (o.pprof)
-        rc = vt_pprof_write(o.pprof, &m, o.device, o.path) < 0;
-    else if (o.prometheus) {
-        if ((rc = vt_metrics_text(stdout, &m, (int)o.top) < 0))
-            fprintf(stderr, "vramtrace: out of memory\n");
-    } else if (o.json)
-        vt_report_json(stdout, &o, &m);
-    else if (o.folded)
-        vt_report_folded(&o, &m);
-    else
-        vt_report_text(&o, &m);
+    int rc = (chosen ? chosen->render : vt_report_text_out)(&o, &m);
     vt_model_free(&m);
     vt_dumpfile_free(&d);
     return rc;
@@ -563,11 +606,8 @@ const struct vt_verb vt_verb_report = {
       "--top wants a positive number", NULL, NULL},
      {"--device", "D", "only device D", VT_OPT_INT, VT_R(device), 0, VT_MAX_DEV - 1, 0, "--device wants a device ordinal",
       NULL, NULL},
-     {"--json", NULL, "JSON (docs/JSON.md)", VT_OPT_FLAG, VT_R(json), 0, 0, 0, NULL, NULL, NULL},
-     {"--folded", NULL, "folded stacks with their bytes, for flame graphs", VT_OPT_FLAG, VT_R(folded), 0, 0, 0, NULL,
-      NULL, NULL},
-     {"--pprof", "FILE", "write a gzipped pprof profile (go tool pprof FILE)", VT_OPT_TEXT, VT_R(pprof), 0, 0, 0, NULL,
-      NULL, NULL},
-     {"--prometheus", NULL, "Prometheus metrics (the text exposition format)", VT_OPT_FLAG, VT_R(prometheus), 0, 0, 0,
-      NULL, NULL, NULL},
+#define VT_REPORT_OPT(id, flag, arg, help, kind, render, rank, several, every) \
+    {flag, arg, help, kind, VT_R(id), 0, 0, 0, NULL, NULL, NULL},
+     VT_REPORT_FORMATS(VT_REPORT_OPT)
+#undef VT_REPORT_OPT
      {"--full-stacks", NULL, "every frame, none folded away", VT_OPT_FLAG, VT_R(full), 0, 0, 0, NULL, NULL, NULL}}};
