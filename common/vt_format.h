@@ -80,22 +80,37 @@
 enum vt_kind { VT_KINDS(VT_KIND_ENUM_ITEM) VT_KIND_COUNT };
 #undef VT_KIND_ENUM_ITEM
 
-/* The table's columns as functions (a switch: a constant kind folds to its answer). */
+/* The table's columns as functions. The numbers are packed into constants at build time (3 bits of space,
+ * 1 of record, reserved and bounded a kind), so a look-up is a shift, with no branch and no memory read:
+ * the hooks ask for a kind's space at every allocation and free. */
+#define VT_KIND_BITS_SPACE(e, word, rec, space, reserved, bounded) | ((unsigned long long)(space) << (3 * (e)))
+#define VT_KIND_BITS_REC(e, word, rec, space, reserved, bounded) | ((unsigned)(rec) << (e))
+#define VT_KIND_BITS_RESERVED(e, word, rec, space, reserved, bounded) | ((unsigned)(reserved) << (e))
+#define VT_KIND_BITS_BOUNDED(e, word, rec, space, reserved, bounded) | ((unsigned)(bounded) << (e))
+_Static_assert(VT_KIND_COUNT <= 21, "a kind's space is 3 bits of one 64-bit constant");
+static inline unsigned vt_kind_space(enum vt_kind k)
+{
+    return (unsigned)(((0ull VT_KINDS(VT_KIND_BITS_SPACE)) >> (3 * (unsigned)k)) & 7u);
+}
+static inline int vt_kind_record(enum vt_kind k)
+{
+    return (int)(((0u VT_KINDS(VT_KIND_BITS_REC)) >> (unsigned)k) & 1u);
+}
+static inline int vt_kind_reserved(enum vt_kind k)
+{
+    return (int)(((0u VT_KINDS(VT_KIND_BITS_RESERVED)) >> (unsigned)k) & 1u);
+}
+static inline int vt_kind_bounded(enum vt_kind k)
+{
+    return (int)(((0u VT_KINDS(VT_KIND_BITS_BOUNDED)) >> (unsigned)k) & 1u);
+}
+#undef VT_KIND_BITS_SPACE
+#undef VT_KIND_BITS_REC
+#undef VT_KIND_BITS_RESERVED
+#undef VT_KIND_BITS_BOUNDED
 #define VT_KIND_CASE_WORD(e, word, rec, space, reserved, bounded) case e: return word;
-#define VT_KIND_CASE_REC(e, word, rec, space, reserved, bounded) case e: return rec;
-#define VT_KIND_CASE_SPACE(e, word, rec, space, reserved, bounded) case e: return space;
-#define VT_KIND_CASE_RESERVED(e, word, rec, space, reserved, bounded) case e: return reserved;
-#define VT_KIND_CASE_BOUNDED(e, word, rec, space, reserved, bounded) case e: return bounded;
 static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_WORD) default: return "?"; } }
-static inline int vt_kind_record(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_REC) default: return -1; } }
-static inline unsigned vt_kind_space(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_SPACE) default: return 0; } }
-static inline int vt_kind_reserved(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_RESERVED) default: return 0; } }
-static inline int vt_kind_bounded(enum vt_kind k) { switch (k) { VT_KINDS(VT_KIND_CASE_BOUNDED) default: return 0; } }
 #undef VT_KIND_CASE_WORD
-#undef VT_KIND_CASE_REC
-#undef VT_KIND_CASE_SPACE
-#undef VT_KIND_CASE_RESERVED
-#undef VT_KIND_CASE_BOUNDED
 
 /* A stack's return address that lay in code unloaded since (dlclose): written in its place, named so. */
 #define VT_PC_UNLOADED 0x1
