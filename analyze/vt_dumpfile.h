@@ -1,5 +1,5 @@
-/* Reading a dump file (docs/FORMAT.md) into memory, with every field checked. Shared by the
- * vramtrace command and the tests. */
+/* Reading a dump file (docs/FORMAT.md) into memory, with every field checked. Shared by the vramtrace
+ * command, the library's metrics file (which reads the dump it just wrote) and the tests. */
 #ifndef VT_DUMPFILE_H
 #define VT_DUMPFILE_H
 

@@ -1,6 +1,6 @@
 /* A report as Prometheus metrics (the text exposition format that node_exporter's textfile collector
- * reads): per device the accounting of BRIEF §3 as gauges (a figure the dump cannot tell is left out,
- * never written as 0), the process's counters, and the live bytes of its largest call sites. Every
+ * reads): per device the accounting (reserved, allocated, cached, ...) as gauges (a figure the dump cannot
+ * tell is left out, never written as 0), the process's counters, and the live bytes of its largest call sites. Every
  * series carries the process (pid, and its program's name), so files of several processes can sit in
  * one textfile directory. Call sites are named as the text report names them ("handle (serve.py:88)"),
  * and sites that share that name, kind and class are added up: the labels stay few and stable from

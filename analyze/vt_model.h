@@ -1,6 +1,8 @@
-/* What a dump means: per-device accounting (BRIEF §3's words) and the call sites holding live memory,
- * keyed by frames that do not depend on where the modules were loaded, so sites match across dumps and
- * across runs. Built once per dump; report, diff and trend all read it. */
+/* What a dump means: per-device accounting (process used, reserved, allocated, cached, overhead: the
+ * README's words) and the call sites holding live memory, keyed by frames that do not depend on where the
+ * modules were loaded, so sites match across dumps and across runs; and, beside it, the report's result
+ * (vt_result.h). Built once per dump, in steps (vt_model.c); report, diff, trend, html and the library's
+ * metrics file all read it. */
 #ifndef VT_MODEL_H
 #define VT_MODEL_H
 
@@ -54,7 +56,7 @@ struct vt_dev {
     uint64_t process_used;         /* NVML's figure; VT_DF_UNKNOWN when the dump has none */
     uint64_t reserved, allocated;  /* always known */
     uint64_t cached, releasable, fragmented; /* VT_DF_UNKNOWN without an allocator's view */
-    uint64_t overhead;             /* process used - reserved (BRIEF §3); VT_DF_UNKNOWN without process used */
+    uint64_t overhead;             /* process used - reserved; VT_DF_UNKNOWN without process used */
     uint64_t managed;
     uint64_t plain, vmm, pool_reserved, pool_used, async_live, graph_live;
     uint64_t pool_cached;          /* free memory the pools (and the graph-memory pool) keep */

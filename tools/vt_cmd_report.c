@@ -1,7 +1,7 @@
-/* vramtrace report DUMP: where the memory is. The header, then per device the accounting of BRIEF §3
- * (an unknown figure is said to be unknown, never shown as 0), then the call sites holding the most
- * live bytes; an exit dump's sites are its leaks. --json, --folded for flame-graph tools. Several
- * dumps, one per process, go to vt_report_processes.c. */
+/* vramtrace report DUMP: where the memory is. The header, then per device the accounting (process used,
+ * overhead, reserved, allocated, cached; an unknown figure is said to be unknown, never shown as 0), then
+ * the call sites holding the most live bytes; an exit dump's sites are its leaks. The formats besides
+ * text are rows (vt_report.h). Several dumps, one per process, go to vt_report_processes.c. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>

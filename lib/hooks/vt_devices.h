@@ -1,4 +1,5 @@
-/* Per-device and per-pool figures asked of the driver at dump time, from the dumper's thread. */
+/* Per-device and per-pool figures asked of the driver through the real functions (vt_real.h): at dump
+ * time from the dumper's thread, and a device's free memory when an allocation failed for want of it. */
 #ifndef VT_DEVICES_H
 #define VT_DEVICES_H
 
