@@ -227,9 +227,9 @@ static int vt_df_rec_python(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     struct vt_df_python *v = &d->python;
     if (v->present)
         return vt_df_fail(p, "a second 'python' record");
-    if (p->nf != 4 || vt_df_word(p, 1, v->status, sizeof v->status) < 0 || vt_df_u64(p, 2, &v->wait_ns, 0) < 0 ||
-        vt_df_u64(p, 3, &v->run_ns, 0) < 0)
-        return p->nf != 4 ? vt_df_fail(p, "'python' record needs a status, two times and a detail") : -1;
+    if (p->nf != VT_F_PYTHON_DETAIL || vt_df_word(p, VT_F_PYTHON_STATUS, v->status, sizeof v->status) < 0 || vt_df_u64(p, VT_F_PYTHON_WAIT_NS, &v->wait_ns, 0) < 0 ||
+        vt_df_u64(p, VT_F_PYTHON_RUN_NS, &v->run_ns, 0) < 0)
+        return p->nf != VT_F_PYTHON_DETAIL ? vt_df_fail(p, "'python' record needs a status, two times and a detail") : -1;
     v->present = 1;
     return vt_df_rest(p, &v->detail);
 }
@@ -250,9 +250,9 @@ static int vt_df_rec_interpreter(struct vt_df_parser *p, struct vt_dumpfile *d, 
     struct vt_df_interpreter *v = &d->interpreter;
     if (v->present)
         return vt_df_fail(p, "a second 'interpreter' record");
-    if (vt_df_nfields(p, 5) < 0 || vt_df_word(p, 1, v->version, sizeof v->version) < 0 ||
-        vt_df_word(p, 2, v->capture, sizeof v->capture) < 0 || vt_df_u64(p, 3, &v->lo, 0) < 0 ||
-        vt_df_u64(p, 4, &v->hi, 0) < 0)
+    if (vt_df_nfields(p, VT_F_INTERPRETER_NF) < 0 || vt_df_word(p, VT_F_INTERPRETER_VERSION, v->version, sizeof v->version) < 0 ||
+        vt_df_word(p, VT_F_INTERPRETER_CAPTURE, v->capture, sizeof v->capture) < 0 || vt_df_u64(p, VT_F_INTERPRETER_LO, &v->lo, 0) < 0 ||
+        vt_df_u64(p, VT_F_INTERPRETER_HI, &v->hi, 0) < 0)
         return -1;
     if (strcmp(v->capture, "on") && strcmp(v->capture, "off") && strcmp(v->capture, "unsupported"))
         return vt_df_fail(p, "Python call sites must be on, off or unsupported, not '%s'", v->capture);
@@ -267,9 +267,9 @@ static int vt_df_rec_bridge(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     VT_DF_GROW(d->bridges, d->nbridges, cap->bridges);
     struct vt_df_bridge *v = &d->bridges[d->nbridges];
     memset(v, 0, sizeof *v);
-    if (p->nf != 3)
+    if (p->nf != VT_F_BRIDGE_DETAIL)
         return vt_df_fail(p, "'bridge' record needs a name, a status and a detail");
-    if (vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_word(p, 2, v->status, sizeof v->status) < 0 ||
+    if (vt_df_word(p, VT_F_BRIDGE_NAME, v->name, sizeof v->name) < 0 || vt_df_word(p, VT_F_BRIDGE_STATUS, v->status, sizeof v->status) < 0 ||
         vt_df_rest(p, &v->detail) < 0)
         return -1;
     d->nbridges++;
@@ -280,7 +280,7 @@ static int vt_df_rec_allocator(struct vt_df_parser *p, struct vt_dumpfile *d, st
 {
     VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
     struct vt_df_allocator *v = &d->allocators[d->nallocators];
-    if (vt_df_nfields(p, VT_F_ALLOCATOR_N) < 0 || vt_df_word(p, VT_F_ALLOCATOR_NAME, v->name, sizeof v->name) < 0 ||
+    if (vt_df_nfields(p, VT_F_ALLOCATOR_NF) < 0 || vt_df_word(p, VT_F_ALLOCATOR_NAME, v->name, sizeof v->name) < 0 ||
         vt_df_int(p, VT_F_ALLOCATOR_DEV, &v->device, -1, 1023) < 0 ||
         vt_df_word(p, VT_F_ALLOCATOR_BACKEND, v->backend, sizeof v->backend) < 0 ||
         vt_df_u64(p, VT_F_ALLOCATOR_ALLOCATED, &v->allocated, 1) < 0 ||
@@ -295,7 +295,7 @@ static int vt_df_rec_segment(struct vt_df_parser *p, struct vt_dumpfile *d, stru
     VT_DF_GROW(d->segments, d->nsegments, cap->segments);
     struct vt_df_segment *v = &d->segments[d->nsegments];
     memset(v, 0, sizeof *v);
-    if (vt_df_nfields(p, VT_F_SEGMENT_N) < 0 || vt_df_u64(p, VT_F_SEGMENT_ADDR, &v->addr, 0) < 0 ||
+    if (vt_df_nfields(p, VT_F_SEGMENT_NF) < 0 || vt_df_u64(p, VT_F_SEGMENT_ADDR, &v->addr, 0) < 0 ||
         vt_df_size(p, VT_F_SEGMENT_SIZE, &v->size) < 0 || vt_df_int(p, VT_F_SEGMENT_DEV, &v->device, -1, 1023) < 0 ||
         vt_df_word(p, VT_F_SEGMENT_ALLOCATOR, v->allocator, sizeof v->allocator) < 0 ||
         vt_df_word(p, VT_F_SEGMENT_TYPE, v->type, sizeof v->type) < 0 ||
@@ -319,7 +319,7 @@ static int vt_df_rec_block(struct vt_df_parser *p, struct vt_dumpfile *d, struct
     struct vt_df_block *v = &d->blocks[d->nblocks];
     if (!d->nsegments)
         return vt_df_fail(p, "a block before any segment");
-    if (vt_df_nfields(p, VT_F_BLOCK_N) < 0 || vt_df_u64(p, VT_F_BLOCK_ADDR, &v->addr, 0) < 0 ||
+    if (vt_df_nfields(p, VT_F_BLOCK_NF) < 0 || vt_df_u64(p, VT_F_BLOCK_ADDR, &v->addr, 0) < 0 ||
         vt_df_size(p, VT_F_BLOCK_SIZE, &v->size) < 0 || vt_df_size(p, VT_F_BLOCK_REQUESTED, &v->requested) < 0 ||
         vt_df_u32(p, VT_F_BLOCK_PYSTACK, &v->pystack) < 0)
         return -1;
@@ -344,13 +344,13 @@ static int vt_df_rec_pyframe(struct vt_df_parser *p, struct vt_dumpfile *d, stru
     VT_DF_GROW(d->pyframes, d->npyframes, cap->pyframes);
     struct vt_df_pyframe *v = &d->pyframes[d->npyframes];
     memset(v, 0, sizeof *v);
-    if (p->nf != 4 || !p->rest)
+    if (p->nf != VT_F_PYFRAME_FILE || !p->rest)
         return vt_df_fail(p, "'pyframe' record needs an id, a line, a function and a file");
-    if (vt_df_u32(p, 1, &v->id) < 0 || vt_df_u32(p, 2, &v->line) < 0)
+    if (vt_df_u32(p, VT_F_PYFRAME_ID, &v->id) < 0 || vt_df_u32(p, VT_F_PYFRAME_LINE, &v->line) < 0)
         return -1;
     if (!v->id)
         return vt_df_fail(p, "pyframe id 0 is reserved");
-    if (!(v->func = strdup(p->field[3])) || !(v->file = strdup(p->rest))) {
+    if (!(v->func = strdup(p->field[VT_F_PYFRAME_FUNCTION])) || !(v->file = strdup(p->rest))) {
         free(v->func);
         return vt_df_fail(p, "out of memory");
     }
@@ -362,7 +362,7 @@ static int vt_df_rec_held(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->held, d->nheld, cap->held);
     struct vt_df_held *v = &d->held[d->nheld];
-    if (vt_df_nfields(p, VT_F_HELD_N) < 0 ||
+    if (vt_df_nfields(p, VT_F_HELD_NF) < 0 ||
         vt_df_word(p, VT_F_HELD_ALLOCATOR, v->allocator, sizeof v->allocator) < 0 ||
         vt_df_int(p, VT_F_HELD_DEV, &v->device, -1, 1023) < 0 || vt_df_u64(p, VT_F_HELD_COUNT, &v->count, 0) < 0 ||
         vt_df_u64(p, VT_F_HELD_BYTES, &v->bytes, 0) < 0 || vt_df_u32(p, VT_F_HELD_PYSTACK, &v->pystack) < 0)
@@ -376,7 +376,7 @@ static int vt_df_rec_running(struct vt_df_parser *p, struct vt_dumpfile *d, stru
 {
     VT_DF_GROW(d->running, d->nrunning, cap->running);
     struct vt_df_running *v = &d->running[d->nrunning];
-    if (vt_df_nfields(p, 2) < 0 || vt_df_u32(p, 1, &v->pystack) < 0)
+    if (vt_df_nfields(p, VT_F_RUNNING_NF) < 0 || vt_df_u32(p, VT_F_RUNNING_PYSTACK, &v->pystack) < 0)
         return -1;
     if (!v->pystack)
         return vt_df_fail(p, "'running' needs a pystack id, not 0");
@@ -411,7 +411,7 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
 {
     if (!strcmp(key, VT_REC_PID) || !strcmp(key, VT_REC_PPID)) {
         int v;
-        if (vt_df_nfields(p, 2) < 0 || vt_df_int(p, 1, &v, 0, 0x7fffffff) < 0)
+        if (vt_df_nfields(p, VT_F_PID_NF) < 0 || vt_df_int(p, VT_F_PID_N, &v, 0, 0x7fffffff) < 0)
             return -1;
         *(key[0] == 'p' && key[1] == 'p' ? &d->ppid : &d->pid) = v;
         if (key[1] == 'i')
@@ -420,23 +420,24 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
 #define VT_REASON_WORD(e, word) word,
         static const char *const ok[] = {VT_REASONS(VT_REASON_WORD)};
 #undef VT_REASON_WORD
-        if (vt_df_nfields(p, 2) < 0)
+        if (vt_df_nfields(p, VT_F_REASON_NF) < 0)
             return -1;
         size_t i;
-        for (i = 0; i < sizeof ok / sizeof ok[0] && strcmp(ok[i], p->field[1]); i++)
+        for (i = 0; i < sizeof ok / sizeof ok[0] && strcmp(ok[i], p->field[VT_F_REASON_R]); i++)
             ;
         if (i == sizeof ok / sizeof ok[0])
-            return vt_df_fail(p, "unknown dump reason '%s'", p->field[1]);
-        strcpy(d->reason, p->field[1]);
+            return vt_df_fail(p, "unknown dump reason '%s'", p->field[VT_F_REASON_R]);
+        strcpy(d->reason, p->field[VT_F_REASON_R]);
         *seen |= 2;
     } else if (!strcmp(key, VT_REC_SEQ)) {
         uint64_t v;
-        if (vt_df_nfields(p, 2) < 0 || vt_df_u64(p, 1, &v, 0) < 0)
+        if (vt_df_nfields(p, VT_F_SEQ_NF) < 0 || vt_df_u64(p, VT_F_SEQ_N, &v, 0) < 0)
             return -1;
         d->seq = (unsigned long)v;
     } else if (!strcmp(key, VT_REC_TIME) || !strcmp(key, VT_REC_START)) {
         uint64_t w, m;
-        if (vt_df_nfields(p, 3) < 0 || vt_df_u64(p, 1, &w, 0) < 0 || vt_df_u64(p, 2, &m, 0) < 0)
+        if (vt_df_nfields(p, VT_F_TIME_NF) < 0 || vt_df_u64(p, VT_F_TIME_WALL, &w, 0) < 0 ||
+            vt_df_u64(p, VT_F_TIME_MONO, &m, 0) < 0)
             return -1;
         if (key[0] == 't') {
             d->time_wall = w;
@@ -446,7 +447,7 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
             d->start_mono = m;
         }
     } else if (!strcmp(key, VT_REC_DEPTH)) {
-        if (vt_df_nfields(p, 2) < 0 || vt_df_int(p, 1, &d->depth, 0, 1024) < 0)
+        if (vt_df_nfields(p, VT_F_DEPTH_NF) < 0 || vt_df_int(p, VT_F_DEPTH_N, &d->depth, 0, 1024) < 0)
             return -1;
     } else {
         return 1;
@@ -463,7 +464,7 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
     struct vt_df_alloc *v = &d->allocs[d->nallocs];
     uint64_t unused;
     int kind;
-    if (vt_df_nfields(p, VT_F_ALLOC_N) < 0 || vt_df_u64(p, VT_F_ALLOC_ADDR, &v->addr, 0) < 0 ||
+    if (vt_df_nfields(p, VT_F_ALLOC_NF) < 0 || vt_df_u64(p, VT_F_ALLOC_ADDR, &v->addr, 0) < 0 ||
         vt_df_size(p, VT_F_ALLOC_SIZE, &v->size) < 0 || vt_df_kind_field(p, VT_F_ALLOC_KIND, 0, &kind) < 0 ||
         vt_df_name(p, d, VT_F_ALLOC_API, VT_DF_API_LEN, &v->api) < 0 ||
         vt_df_int(p, VT_F_ALLOC_DEV, &v->device, -1, 1023) < 0 || vt_df_u64(p, VT_F_ALLOC_STREAM, &unused, 0) < 0 ||
@@ -498,7 +499,7 @@ static int vt_df_rec_device(struct vt_df_parser *p, struct vt_dumpfile *d, struc
 {
     VT_DF_GROW(d->devices, d->ndevices, cap->devices);
     struct vt_df_device *v = &d->devices[d->ndevices];
-    if (vt_df_nfields(p, VT_F_DEVICE_N) < 0 || vt_df_int(p, VT_F_DEVICE_ORD, &v->ordinal, 0, 1023) < 0 ||
+    if (vt_df_nfields(p, VT_F_DEVICE_NF) < 0 || vt_df_int(p, VT_F_DEVICE_ORD, &v->ordinal, 0, 1023) < 0 ||
         vt_df_u64(p, VT_F_DEVICE_TOTAL, &v->total, 1) < 0 || vt_df_u64(p, VT_F_DEVICE_FREE, &v->free, 1) < 0 ||
         vt_df_u64(p, VT_F_DEVICE_RESERVED, &v->reserved, 0) < 0 ||
         vt_df_u64(p, VT_F_DEVICE_PEAK, &v->reserved_peak, 0) < 0 ||
@@ -519,7 +520,7 @@ static int vt_df_rec_limits(struct vt_df_parser *p, struct vt_dumpfile *d, struc
 {
     (void)cap;
     int ord;
-    if (vt_df_nfields(p, VT_F_LIMITS_N) < 0 || vt_df_int(p, VT_F_LIMITS_ORD, &ord, 0, 1023) < 0)
+    if (vt_df_nfields(p, VT_F_LIMITS_NF) < 0 || vt_df_int(p, VT_F_LIMITS_ORD, &ord, 0, 1023) < 0)
         return -1;
     struct vt_df_device *v = d->ndevices && d->devices[d->ndevices - 1].ordinal == ord ? &d->devices[d->ndevices - 1] : NULL;
     if (!v)
@@ -537,7 +538,7 @@ static int vt_df_rec_pool(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->pools, d->npools, cap->pools);
     struct vt_df_pool *v = &d->pools[d->npools];
-    if (vt_df_nfields(p, VT_F_POOL_N) < 0 || vt_df_u64(p, VT_F_POOL_HANDLE, &v->handle, 0) < 0 ||
+    if (vt_df_nfields(p, VT_F_POOL_NF) < 0 || vt_df_u64(p, VT_F_POOL_HANDLE, &v->handle, 0) < 0 ||
         vt_df_int(p, VT_F_POOL_DEV, &v->device, -1, 1023) < 0)
         return -1;
     if (strcmp(p->field[VT_F_POOL_TYPE], "default") && strcmp(p->field[VT_F_POOL_TYPE], "explicit"))
@@ -565,7 +566,8 @@ static int vt_df_rec_counter(struct vt_df_parser *p, struct vt_dumpfile *d, stru
     VT_DF_GROW(*arr, *n, *(is_counter ? &cap->counters : &cap->unwatched));
     struct vt_df_named *v = &(*arr)[*n];
     memset(v, 0, sizeof *v);
-    if (vt_df_nfields(p, 3) < 0 || vt_df_word(p, 1, v->name, sizeof v->name) < 0 || vt_df_u64(p, 2, &v->count, 0) < 0)
+    if (vt_df_nfields(p, VT_F_COUNTER_NF) < 0 || vt_df_word(p, VT_F_COUNTER_NAME, v->name, sizeof v->name) < 0 ||
+        vt_df_u64(p, VT_F_COUNTER_VALUE, &v->count, 0) < 0)
         return -1;
     for (size_t i = 0; i < *n; i++)
         if (!strcmp((*arr)[i].name, v->name))
@@ -578,7 +580,7 @@ static int vt_df_rec_kind(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
 {
     VT_DF_GROW(d->kinds, d->nkinds, cap->kinds);
     struct vt_df_kind *v = &d->kinds[d->nkinds];
-    if (vt_df_nfields(p, VT_F_KIND_N) < 0 || vt_df_word(p, VT_F_KIND_NAME, v->name, sizeof v->name) < 0 ||
+    if (vt_df_nfields(p, VT_F_KIND_NF) < 0 || vt_df_word(p, VT_F_KIND_NAME, v->name, sizeof v->name) < 0 ||
         vt_df_u64(p, VT_F_KIND_COUNT, &v->count, 0) < 0 || vt_df_u64(p, VT_F_KIND_BYTES, &v->bytes, 0) < 0 ||
         vt_df_u64(p, VT_F_KIND_ALLOCS, &v->allocs, 0) < 0 || vt_df_u64(p, VT_F_KIND_FREES, &v->frees, 0) < 0 ||
         vt_df_u64(p, VT_F_KIND_BYTES_ALLOC, &v->bytes_alloc, 0) < 0 ||
@@ -595,7 +597,7 @@ static int vt_df_rec_api(struct vt_df_parser *p, struct vt_dumpfile *d, struct v
 {
     VT_DF_GROW(d->apis, d->napis, cap->apis);
     struct vt_df_api *v = &d->apis[d->napis];
-    if (vt_df_nfields(p, VT_F_API_N) < 0 || vt_df_word(p, VT_F_API_NAME, v->name, sizeof v->name) < 0 ||
+    if (vt_df_nfields(p, VT_F_API_NF) < 0 || vt_df_word(p, VT_F_API_NAME, v->name, sizeof v->name) < 0 ||
         vt_df_u64(p, VT_F_API_CALLS, &v->calls, 0) < 0 || vt_df_u64(p, VT_F_API_ALLOCS, &v->allocs, 0) < 0 ||
         vt_df_u64(p, VT_F_API_FREES, &v->frees, 0) < 0 || vt_df_u64(p, VT_F_API_BYTES_ALLOC, &v->bytes_alloc, 0) < 0 ||
         vt_df_u64(p, VT_F_API_BYTES_FREED, &v->bytes_freed, 0) < 0 || vt_df_u64(p, VT_F_API_FAILED, &v->failed, 0) < 0)
@@ -618,7 +620,7 @@ static int vt_df_rec_failed(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     VT_DF_GROW(d->failed, d->nfailed, cap->failed);
     struct vt_df_failed *v = &d->failed[d->nfailed];
     memset(v, 0, sizeof *v);
-    if (vt_df_nfields(p, old ? 8 : VT_F_FAILED_N) < 0 || vt_df_u64(p, VT_F_FAILED_SEQ, &v->seq, 0) < 0 ||
+    if (vt_df_nfields(p, old ? 8 : VT_F_FAILED_NF) < 0 || vt_df_u64(p, VT_F_FAILED_SEQ, &v->seq, 0) < 0 ||
         vt_df_word(p, VT_F_FAILED_API, v->api, sizeof v->api) < 0 || vt_df_u64(p, VT_F_FAILED_SIZE, &v->size, 0) < 0 ||
         vt_df_int(p, VT_F_FAILED_DEV, &v->device, -1, 1023) < 0 || vt_df_u32(p, VT_F_FAILED_STACK, &v->stack) < 0 ||
         vt_df_int(p, VT_F_FAILED_RESULT, &v->result, -0x7fffffffL, 0x7fffffff) < 0)
@@ -646,11 +648,11 @@ static int vt_df_rec_module(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     VT_DF_GROW(d->modules, d->nmodules, cap->modules);
     struct vt_df_module *v = &d->modules[d->nmodules];
     memset(v, 0, sizeof *v);
-    if (p->nf != 6 || !p->rest)
+    if (p->nf != VT_F_MODULE_PATH || !p->rest)
         return vt_df_fail(p, "'module' record needs an index, three addresses, a build-id and a path");
-    if (vt_df_int(p, 1, &v->index, 0, 0x7fffffff) < 0 || vt_df_u64(p, 2, &v->base, 0) < 0 ||
-        vt_df_u64(p, 3, &v->lo, 0) < 0 || vt_df_u64(p, 4, &v->hi, 0) < 0 ||
-        vt_df_word(p, 5, v->build_id, sizeof v->build_id) < 0)
+    if (vt_df_int(p, VT_F_MODULE_IDX, &v->index, 0, 0x7fffffff) < 0 || vt_df_u64(p, VT_F_MODULE_BASE, &v->base, 0) < 0 ||
+        vt_df_u64(p, VT_F_MODULE_LO, &v->lo, 0) < 0 || vt_df_u64(p, VT_F_MODULE_HI, &v->hi, 0) < 0 ||
+        vt_df_word(p, VT_F_MODULE_BUILD_ID, v->build_id, sizeof v->build_id) < 0)
         return -1;
     for (size_t i = 0; i < d->nmodules; i++)
         if (d->modules[i].index == v->index)
@@ -705,7 +707,7 @@ static int vt_df_rec_pool_segment(struct vt_df_parser *p, struct vt_dumpfile *d,
 {
     VT_DF_GROW(d->pool_segments, d->npool_segments, cap->pool_segments);
     struct vt_df_pool_segment *v = &d->pool_segments[d->npool_segments];
-    if (vt_df_nfields(p, VT_F_POOL_SEGMENT_N) < 0 || vt_df_u64(p, VT_F_POOL_SEGMENT_ADDR, &v->addr, 0) < 0 ||
+    if (vt_df_nfields(p, VT_F_POOL_SEGMENT_NF) < 0 || vt_df_u64(p, VT_F_POOL_SEGMENT_ADDR, &v->addr, 0) < 0 ||
         vt_df_word(p, VT_F_POOL_SEGMENT_ALLOCATOR, v->allocator, sizeof v->allocator) < 0)
         return -1;
     d->npool_segments++;
@@ -717,7 +719,7 @@ static int vt_df_rec_phys(struct vt_df_parser *p, struct vt_dumpfile *d, struct 
     VT_DF_GROW(d->phys, d->nphys, cap->phys);
     struct vt_df_phys *v = &d->phys[d->nphys];
     int kind;
-    if (vt_df_nfields(p, VT_F_PHYS_N) < 0 || vt_df_u64(p, VT_F_PHYS_HANDLE, &v->handle, 0) < 0 ||
+    if (vt_df_nfields(p, VT_F_PHYS_NF) < 0 || vt_df_u64(p, VT_F_PHYS_HANDLE, &v->handle, 0) < 0 ||
         vt_df_size(p, VT_F_PHYS_SIZE, &v->size) < 0 || vt_df_kind_field(p, VT_F_PHYS_KIND, 1, &kind) < 0 ||
         vt_df_name(p, d, VT_F_PHYS_API, VT_DF_API_LEN, &v->api) < 0 ||
         vt_df_int(p, VT_F_PHYS_DEV, &v->device, -1, 0x7fffffff) < 0 ||

@@ -37,12 +37,12 @@ int main(int argc, char **argv)
     char line[512];
     snprintf(line, sizeof line, VT_REC_FMT(ALLOC), 0x7f00ull, 4096ull, "device", "cuMemAlloc_v2", 1, 0x11ull, 0x22ull,
              0x33ull, 44ull, 5u, 66ull, 77ull, 88);
-    char *w[VT_F_ALLOC_N + 1] = {0};
+    char *w[VT_F_ALLOC_NF + 1] = {0};
     int n = 0;
-    for (char *save = NULL, *t = strtok_r(line, " \n", &save); t && n <= VT_F_ALLOC_N; t = strtok_r(NULL, " \n", &save))
+    for (char *save = NULL, *t = strtok_r(line, " \n", &save); t && n <= VT_F_ALLOC_NF; t = strtok_r(NULL, " \n", &save))
         w[n++] = t;
-    ok(n == VT_F_ALLOC_N, "an alloc record has %d fields with its word (%d)", VT_F_ALLOC_N, n);
-    ok(n == VT_F_ALLOC_N && !strcmp(w[0], VT_REC_ALLOC) && !strcmp(w[VT_F_ALLOC_ADDR], "0x7f00") &&
+    ok(n == VT_F_ALLOC_NF, "an alloc record has %d fields with its word (%d)", VT_F_ALLOC_NF, n);
+    ok(n == VT_F_ALLOC_NF && !strcmp(w[0], VT_REC_ALLOC) && !strcmp(w[VT_F_ALLOC_ADDR], "0x7f00") &&
            !strcmp(w[VT_F_ALLOC_SIZE], "4096") && !strcmp(w[VT_F_ALLOC_KIND], "device") &&
            !strcmp(w[VT_F_ALLOC_API], "cuMemAlloc_v2") && !strcmp(w[VT_F_ALLOC_DEV], "1") &&
            !strcmp(w[VT_F_ALLOC_STREAM], "0x11") && !strcmp(w[VT_F_ALLOC_POOL], "0x22") &&

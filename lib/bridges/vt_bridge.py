@@ -74,7 +74,7 @@ class _Stacks:
             fid = self.frames.get(key)
             if fid is None:
                 fid = self.frames[key] = len(self.frames) + 1
-                self.out.append("pyframe %d %d %s %s" % (fid, max(0, int(key[1])), _word(key[2]), _text(key[0])))
+                self.out.append(_FMT_PYFRAME % (fid, max(0, int(key[1])), _word(key[2]), _text(key[0])))
             ids.append(fid)
         ids = tuple(ids)
         sid = self.stacks.get(ids)
@@ -106,7 +106,7 @@ def _running(out, stacks):
             f = f.f_back
         sid = stacks.of(frs)
         if sid:
-            out.append("running %d" % sid)
+            out.append(_FMT_RUNNING % sid)
 
 
 def _torch(out, stacks):

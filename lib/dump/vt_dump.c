@@ -263,17 +263,17 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     exe[n > 0 ? n : 0] = 0;
 
     vt_outf(f, VT_DUMP_MAGIC " %d\n", VRAMTRACE_FORMAT_VERSION);
-    vt_outf(f, VT_REC_PID " %ld\n", (long)getpid());
-    vt_outf(f, VT_REC_PPID " %ld\n", (long)getppid());
+    vt_outf(f, VT_REC_FMT(PID), (long)getpid());
+    vt_outf(f, VT_REC_FMT(PPID), (long)getppid());
     vt_outs(f, VT_REC_EXE " ");
     vt_out_text(f, n > 0 ? exe : NULL, 0);
     vt_outs(f, "\n");
     vt_write_cmdline(f);
-    vt_outf(f, VT_REC_REASON " %s\n", vt_reason_names[reason]);
-    vt_outf(f, VT_REC_SEQ " %lu\n", seq);
-    vt_outf(f, VT_REC_TIME " %llu %llu\n", (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());
-    vt_outf(f, VT_REC_START " %llu %llu\n", (unsigned long long)vt_start_wall, (unsigned long long)vt_start_mono);
-    vt_outf(f, VT_REC_DEPTH " %d\n", vt_cfg.depth);
+    vt_outf(f, VT_REC_FMT(REASON), vt_reason_names[reason]);
+    vt_outf(f, VT_REC_FMT(SEQ), seq);
+    vt_outf(f, VT_REC_FMT(TIME), (unsigned long long)vt_wall_ns(), (unsigned long long)vt_now_ns());
+    vt_outf(f, VT_REC_FMT(START), (unsigned long long)vt_start_wall, (unsigned long long)vt_start_mono);
+    vt_outf(f, VT_REC_FMT(DEPTH), vt_cfg.depth);
 
     /* At exit the driver may already be torn down (it is finalized before a preloaded library):
      * the exit dump asks it nothing. */
@@ -331,7 +331,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
         {"snapshot_hold_ns", offsetof(struct vt_counters, snap_hold_ns)},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        vt_outf(f, VT_REC_COUNTER " %s %llu\n", counters[i].name,
+        vt_outf(f, VT_REC_FMT(COUNTER), counters[i].name,
                 (unsigned long long)*(const uint64_t *)((const char *)&s->c + counters[i].off));
     struct vt_selfcost self;
     vt_selfcost_read(&self);

@@ -21,6 +21,7 @@
 
 #include "vt_config.h"
 #include "vt_format.h"
+#include "vt_records.h"
 #include "vt_hot.h"
 #include "vt_log.h"
 #include "vt_modules.h"
@@ -300,7 +301,7 @@ void vt_pycapture_write(struct vt_out *f)
         {VT_CTR_PY_WALKED, VT_TALLY_PY_WALKED},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        vt_outf(f, VT_REC_COUNTER " %s %llu\n", counters[i].name,
+        vt_outf(f, VT_REC_FMT(COUNTER), counters[i].name,
                 (unsigned long long)vt_tally_sum(counters[i].v));
     uint64_t frames, code_reads, lookups;
     vt_pystack_counters(&frames, &code_reads, &lookups);

@@ -12,6 +12,7 @@
 #define VT_PY_u32 " %d"
 #define VT_PY_word " %s"
 #define VT_PY_opt " %s" /* a number, or '-' when not known: the caller gives _num()'s string */
+#define VT_PY_rest " %s"
 #define VT_PY(rec, name, type) VT_PY_##type
 
 int main(void)
@@ -21,5 +22,7 @@ int main(void)
     printf("_FMT_SEGMENT = \"%s\"\n", VT_REC_SEGMENT VT_FIELDS_SEGMENT(VT_PY));
     printf("_FMT_BLOCK = \"%s\"\n", VT_REC_BLOCK VT_FIELDS_BLOCK(VT_PY));
     printf("_FMT_HELD = \"%s\"\n", VT_REC_HELD VT_FIELDS_HELD(VT_PY));
+    printf("_FMT_PYFRAME = \"%s\"\n", VT_REC_PYFRAME VT_FIELDS_PYFRAME(VT_PY));
+    printf("_FMT_RUNNING = \"%s\"\n", VT_REC_RUNNING VT_FIELDS_RUNNING(VT_PY));
     return ferror(stdout) ? 1 : 0;
 }
