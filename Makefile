@@ -41,7 +41,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
             $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so \
-            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak
+            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak $(BUILD)/tests/alloc_helper
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -189,6 +189,9 @@ $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/fake/libcudart.so
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
+# Every allocation through one wrapper (tests/t_labels.c): -O0 -g, every function a frame with its lines.
+$(BUILD)/tests/alloc_helper: tests/progs/alloc_helper.c include/vramtrace.h $(BUILD)/fake/libcuda.so.1
+	$(CC) -O0 -g -std=c11 $(WARN) -Iinclude -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 # The demo's leaking server on the fake runtime, for tests that need a live program (t_metrics.sh).
 $(BUILD)/tests/cuda_leak: examples/cuda_leak.cu $(BUILD)/fake/libcudart.so
 	$(CC) -O2 -g -std=c11 -D_GNU_SOURCE -I$(CUDA_HOME)/include -o $@ -x c $< -x none $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
@@ -272,7 +275,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_labels.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.

@@ -9,6 +9,7 @@
 #include "vt_format.h"
 #include "vt_frame.h"
 #include "vt_hash.h"
+#include "vt_labels.h"
 #include "vt_model.h"
 
 static const struct vt_symbolizer_ops *vt_symops;
@@ -823,9 +824,12 @@ static int vt_model_failed(struct vt_model *m, int full)
     return 0;
 }
 
-/* Step 5, the sites in order (largest first), their libraries, and the index by key for look-ups. 0, or -1. */
+/* Step 5, each site's name where several would share one (vt_labels.h), the sites in order (largest first),
+ * their libraries, and the index by key for look-ups. 0, or -1. */
 static int vt_model_finish(struct vt_model *m)
 {
+    if (vt_labels_part(m->sites, m->nsites) < 0 || vt_labels_part(m->failed, m->nfailed) < 0)
+        return -1;
     if (m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
     vt_libraries(m);

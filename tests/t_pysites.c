@@ -499,10 +499,10 @@ static void test_diff_trend(void)
         run_free(&r);
         return;
     }
+    /* Server.handle allocates for two callers by then (basic's and the loop's): the loop's line, which
+     * called it, names the site that grew (vt_labels.h). */
     char want[128];
-    const char *q = out_line(&r, "qualname ", 0);
-    snprintf(want, sizeof want, "most at %.*s (py_sites.py:%ld)", q ? (int)strcspn(q, "\n") : 0, q ? q : "",
-             out_num(&r, "site", "2097152"));
+    snprintf(want, sizeof want, "most at <module> (py_sites.py:%ld)", out_num(&r, "at", "grow"));
     const char *dargs[] = {"diff", p1, p2, NULL};
     run_prog(&c, "../vramtrace", dargs, NULL, 0);
     ok(c.status == 0 && strstr(c.out, "verdict: leak-suspect") && strstr(c.out, want),

@@ -37,6 +37,8 @@ void vt_site_json_head(FILE *f, const struct vt_site *s)
         fprintf(f, ",\"python_from\":%u", s->python_at);
     else
         fputs(",\"python_from\":null", f);
+    fputs(",\"name\":", f);
+    vt_json_str_or_null(f, vt_site_name(s));
     fputs(",\"kind\":", f);
     vt_json_str(f, s->kind);
     fputs(",\"api\":", f);

@@ -15,7 +15,8 @@ void vt_site_print_frames(const struct vt_site *s, const char *indent, uint32_t 
 /* A site as a folded stack: its frames outermost first, apart by ';' (a ';' in a name becomes ','),
  * then "[kind api]": the stack of a line of flame-graph input, without its counts. */
 void vt_site_folded(FILE *f, const struct vt_site *s);
-/* A site in JSON (docs/JSON.md): its identity, "stack":[...],"python_from":N|null,"kind":K,"api":A; and
+/* A site in JSON (docs/JSON.md): its identity, "stack":[...],"python_from":N|null,"name":F|null (the frame
+ * that names it, analyze/vt_labels.h),"kind":K,"api":A; and
  * where it is, "device":D,"library":L|null,"class":C. */
 void vt_site_json_head(FILE *f, const struct vt_site *s);
 void vt_site_json_place(FILE *f, const struct vt_site *s);

@@ -160,7 +160,7 @@ if mode in ("basic", "grow", "fork"):
 if mode == "grow":
     for _ in range(2):
         for _ in range(3):
-            Server().handle()
+            Server().handle(); at("grow")
         dump()
 if mode == "gilwalk":
     load_weights()

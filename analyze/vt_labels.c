@@ -1,0 +1,68 @@
+/* vt_labels.h. The sites are sorted by class and name, so each name's sites lie together (a segment that
+ * one line's blocks live in does not make that line a helper: only sites of one class are compared); a
+ * round moves every
+ * group whose sites have more than one caller one frame out, and stops when none moved (a helper inside a
+ * helper takes a round each; VT_LABEL_ROUNDS bounds a damaged dump). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vt_labels.h"
+
+#define VT_LABEL_ROUNDS 16
+
+static int vt_same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b)); /* the model keeps one copy of each frame's string */
+}
+
+/* The frame that called the one naming s, or NULL at the stack's outer end. */
+static const char *vt_caller(const struct vt_site *s)
+{
+    return s->name_at + 1 < s->nframes ? s->frames[s->name_at + 1] : NULL;
+}
+
+/* Sites of one class (allocated, an allocator's segments, a pool's cache) and one name lie together. */
+static int vt_by_name(const void *x, const void *y, void *arg)
+{
+    const struct vt_site *s = arg, *a = &s[*(const size_t *)x], *b = &s[*(const size_t *)y];
+    if (a->role != b->role)
+        return a->role < b->role ? -1 : 1;
+    return strcmp(vt_site_name(a), vt_site_name(b));
+}
+
+static int vt_same_group(const struct vt_site *a, const struct vt_site *b)
+{
+    return a->role == b->role && !strcmp(vt_site_name(a), vt_site_name(b));
+}
+
+int vt_labels_part(struct vt_site *sites, size_t n)
+{
+    size_t *ix = malloc((n ? n : 1) * sizeof *ix), m = 0;
+    if (!ix)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (sites[i].nframes)
+            ix[m++] = i;
+    for (int round = 0; round < VT_LABEL_ROUNDS; round++) {
+        qsort_r(ix, m, sizeof *ix, vt_by_name, sites);
+        int moved = 0;
+        for (size_t g = 0; g < m;) {
+            size_t e = g + 1;
+            int callers = 1;
+            while (e < m && vt_same_group(&sites[ix[g]], &sites[ix[e]])) {
+                callers += !vt_same(vt_caller(&sites[ix[g]]), vt_caller(&sites[ix[e]]));
+                e++;
+            }
+            for (size_t k = g; k < e && callers > 1; k++)
+                if (vt_caller(&sites[ix[k]])) {
+                    sites[ix[k]].name_at++;
+                    moved = 1;
+                }
+            g = e;
+        }
+        if (!moved)
+            break;
+    }
+    free(ix);
+    return 0;
+}

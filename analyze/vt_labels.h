@@ -1,0 +1,21 @@
+/* The frame that names each site in one line (vt_site_name): first its first Python frame that is not
+ * the framework's own, else its innermost frame (vt_model.c); then, past allocation helpers. A helper is
+ * a frame that sites with different callers all pass through and that allocates on their behalf
+ * (`device_alloc()` in a server, a `my_cuda_malloc()` wrapper, a tensor factory): the name it would give
+ * says nothing of who keeps the memory, and the leak and the cache would read alike. So where the sites
+ * named by one frame have more than one caller, each is named by its caller instead, and again while
+ * the new names are such helpers themselves (found from the dump itself; massif is told them with
+ * --alloc-fn). Sites are compared within their class (allocated memory, an allocator's segments, a pool's
+ * cache). Sites that one line reaches by the same caller keep that line's name, whatever called it
+ * further out. */
+#ifndef VT_LABELS_H
+#define VT_LABELS_H
+
+#include <stddef.h>
+
+#include "vt_model.h"
+
+/* Moves sites[i].name_at outward past helpers. 0, or -1 when out of memory (names left as they were). */
+int vt_labels_part(struct vt_site *sites, size_t n);
+
+#endif

@@ -1,0 +1,36 @@
+#!/bin/sh
+# TAP: the leaking line named past an allocation helper (analyze/vt_labels.h). A C server allocates only
+# through my_cuda_malloc(); a bounded cache and a leak both call it. Every output that names a site
+# names audit_request's line, the leak, not the wrapper both go through: diff's and trend's verdicts, the
+# Prometheus labels (the cache keeps its own name apart) and the HTML page.
+. "$(dirname "$0")/tap.sh"
+echo "1..6"
+
+(cd "$W" && VRAMTRACE_DIR=$W LD_PRELOAD=$B/libvramtrace.so "$B/tests/alloc_helper") > "$W/run" 2>&1
+d1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/run")
+d2=$(awk '$1 == "dump" && $2 == 2 { print $3 }' "$W/run")
+d3=$(awk '$1 == "dump" && $2 == 3 { print $3 }' "$W/run")
+cp "$W/run" "$W/out"
+[ -f "$d1" ] && [ -f "$d2" ] && [ -f "$d3" ]
+check "the server ran under the library and took three dumps"
+
+"$V" diff "$d1" "$d2" > "$W/out" 2>&1
+grep -q "^verdict: leak-suspect: .*; most at audit_request (alloc_helper.c:[0-9]*) (+8.0 MiB, +8 blocks)" "$W/out"
+check "diff: leak-suspect at audit_request's line, past my_cuda_malloc"
+
+"$V" trend "$d1" "$d2" "$d3" > "$W/out" 2>&1
+grep -q "^verdict: leak-suspect: .* at audit_request (alloc_helper.c:[0-9]*)" "$W/out"
+check "trend: the same line"
+
+"$V" report --prometheus "$d3" > "$W/out" 2>&1
+grep -q 'vramtrace_site_live_bytes{.*site="audit_request (alloc_helper.c:[0-9]*)".*} 25165824$' "$W/out" &&
+  grep -q 'vramtrace_site_live_bytes{.*site="cache_fill (alloc_helper.c:[0-9]*)".*} 8388608$' "$W/out"
+check "Prometheus: the leak and the cache, each under its own line (24 MiB and 8 MiB)"
+
+! grep -q 'site="my_cuda_malloc' "$W/out"
+check "Prometheus: no series named after the wrapper"
+
+# The page's sites carry the command's name for each (the page's script shows it): the wrapper names none.
+"$V" html -o "$W/page.html" "$d1" "$d2" "$d3" > "$W/out" 2>&1 &&
+  grep -q '"name":"audit_request (alloc_helper.c:[0-9]*)"' "$W/page.html" && ! grep -q '"name":"my_cuda_malloc' "$W/page.html"
+check "HTML: the leak named by its line, the wrapper naming no site"
