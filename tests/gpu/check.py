@@ -703,10 +703,11 @@ def check_compile(name, folder):
     res = [r for r in sig if r["kind"] == "result"]
     late = [r for r in sent if r["rc"] != 0 or r["secs"] > 2.0]
     blocked = sorted({t for r in sent for t in r["blocked"]})
-    check(name + " reduce-overhead, kill -USR1 every 0.5 s: every signal gave its dump within 2 s (warm-up, capture, "
+    # Capture takes milliseconds: a signal every 0.5 s rarely falls in it (capture_dump.py forces a dump there).
+    check(name + " reduce-overhead, kill -USR1 every 0.5 s: every signal gave its dump within 2 s (warm-up, "
           "replay), the signal caught throughout, outputs as eager's",
           sent and not late and all(r["caught"] for r in sent) and res and res[0]["same_as_eager"]
-          and {"warm-up", "capture", "replay"} <= {r["phase"] for r in sent},
+          and {"warm-up", "replay"} <= {r["phase"] for r in sent},
           f"{len(sent)} signals, slowest {max((r['secs'] for r in sent), default=0):.2f} s, threads blocking SIGUSR1: "
           f"{blocked}" + (f"; late: {late[0]['label']} {late[0]['phase']} {late[0]['secs']} s" if late else ""))
     recs = [json.loads(l) for l in open(os.path.join(folder, "results.jsonl")) if l.strip()]
