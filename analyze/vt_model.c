@@ -878,6 +878,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         vt_model_free(m);
         return -1;
     }
+    vt_result_coverage(&m->result, m->sites, m->nsites);
     return 0;
 }
 

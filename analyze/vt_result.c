@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "vt_format.h"
+#include "vt_model.h"
 #include "vt_result.h"
 
 static void vt_result_python(const struct vt_dumpfile *d, struct vt_result_python *p)
@@ -78,4 +79,34 @@ void vt_result_free(struct vt_result *r)
     free(r->python.bridges);
     free(r->failed);
     memset(r, 0, sizeof *r);
+}
+
+void vt_result_coverage(struct vt_result *r, const struct vt_site *sites, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct vt_site *s = &sites[i];
+        if (s->role != VT_ROLE_ALLOCATED || s->device < 0)
+            continue;
+        const char *who = !strcmp(s->kind, "block") ? s->api : "driver";
+        int k = 0;
+        while (k < r->ncoverage && strcmp(r->coverage[k].allocator, who))
+            k++;
+        if (k == r->ncoverage) {
+            if (r->ncoverage < VT_RESULT_COVERAGE)
+                snprintf(r->coverage[r->ncoverage++].allocator, sizeof r->coverage[0].allocator, "%s", who);
+            else /* more allocators than that: the last row takes the rest */
+                snprintf(r->coverage[(k = VT_RESULT_COVERAGE - 1)].allocator, sizeof r->coverage[0].allocator, "others");
+        }
+        int stacked = s->nframes && !s->unstacked;
+        r->coverage[k].allocated += s->bytes;
+        r->coverage[k].with_stack += stacked ? s->bytes : 0;
+        r->allocated += s->bytes;
+        r->with_stack += stacked ? s->bytes : 0;
+    }
+    for (int a = 1; a < r->ncoverage; a++) /* largest first */
+        for (int b = a; b > 0 && r->coverage[b].allocated > r->coverage[b - 1].allocated; b--) {
+            struct vt_result_coverage t = r->coverage[b];
+            r->coverage[b] = r->coverage[b - 1];
+            r->coverage[b - 1] = t;
+        }
 }

@@ -43,6 +43,14 @@ struct vt_result_failed {
     uint64_t ago_ns;    /* from its last time to the dump; VT_DF_UNKNOWN when the clock says after */
 };
 
+/* How much of the device memory handed to the program has a call site, by who handed it out: a caching
+ * allocator's blocks by its name, the program's own driver and runtime allocations as "driver". */
+#define VT_RESULT_COVERAGE 16
+struct vt_result_coverage {
+    char allocator[48];
+    uint64_t allocated, with_stack; /* bytes */
+};
+
 struct vt_result {
     long pid;
     const char *exe; /* NULL: not known */
@@ -56,7 +64,14 @@ struct vt_result {
     size_t nfailed;
     uint64_t oom_events, capturing;       /* counters */
     uint64_t api_allocs, api_frees, api_failed; /* summed over the dump's entry points */
+    struct vt_result_coverage coverage[VT_RESULT_COVERAGE]; /* largest first; the last collects the rest */
+    int ncoverage;
+    uint64_t allocated, with_stack; /* over all of them */
 };
+
+struct vt_site;
+/* The coverage, from the model's sites (allocated memory on a device). */
+void vt_result_coverage(struct vt_result *r, const struct vt_site *sites, size_t n);
 
 /* 0, or -1 when out of memory (nothing left to free then). */
 int vt_result_build(const struct vt_dumpfile *d, struct vt_result *r);

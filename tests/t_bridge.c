@@ -141,6 +141,14 @@ static void test_in_flight(void)
     }
     char buf[512];
     ok(record(&r, f2.path, "running ", buf, sizeof buf) != NULL, "dump: the threads' running stacks");
+    /* The report says how much of the allocated memory has a call site, torch's blocks apart: all of it
+     * exactly when torch's view counts no block without a stack. */
+    cmd(&c, "report", f3.path, NULL, NULL);
+    int nostack = strstr(c.out, " without a stack)") != NULL, full = strstr(c.out, ": torch 100.0 % of ") != NULL;
+    ok(c.status == 0 && strstr(c.out, "\n  stacks        ") && strstr(c.out, "of the allocated bytes have a call site: torch ") &&
+           nostack != full,
+       "report: the share of allocated bytes with a call site, torch's apart, agrees with its view's blocks without one");
+    run_free(&c);
     cmd(&c, "diff", f1.path, f2.path, NULL);
     const char *site = strstr(c.out, "[in flight]");
     ok(c.status == 0 && site && strstr(site, "handle (torch_prog.py:"), "diff: the request's temporary, in flight, at handle");

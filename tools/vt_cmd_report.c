@@ -175,6 +175,26 @@ static void vt_bridges_text(const struct vt_result *r)
                py->history_detail ? py->history_detail : "");
 }
 
+static double vt_pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* How much of the allocated device memory has a call site, in all and by allocator. */
+static void vt_coverage_text(const struct vt_result *r)
+{
+    if (!r->allocated)
+        return;
+    printf("  %-13s %.1f %% of the allocated bytes have a call site", "stacks", vt_pct(r->with_stack, r->allocated));
+    for (int k = 0; k < r->ncoverage; k++) {
+        char a[32];
+        vt_human(r->coverage[k].allocated, a, sizeof a);
+        printf("%s %s %.1f %% of %s", k ? "," : ":", r->coverage[k].allocator,
+               vt_pct(r->coverage[k].with_stack, r->coverage[k].allocated), a);
+    }
+    putchar('\n');
+}
+
 static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
 {
     char b[32];
@@ -294,6 +314,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
         vt_human(m->va_reserved, a, sizeof a);
         printf("  %-13s %s (address space, not memory)\n", "VA reserved", a);
     }
+    vt_coverage_text(r);
     vt_self_cost_text(&m->self, "");
     vt_bridges_text(r);
     vt_failed_text(o, m);
@@ -418,9 +439,17 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
         fputc('}', f);
     }
     fprintf(f, "],\"host_pinned\":%llu,\"host_registered\":%llu,\"imported\":%llu,\"external\":%llu,"
-               "\"va_reserved\":%llu,\"self_cost\":",
+               "\"va_reserved\":%llu,\"stack_coverage\":{\"allocated\":%llu,\"with_stack\":%llu,\"allocators\":[",
             (unsigned long long)m->host_pinned, (unsigned long long)m->host_registered,
-            (unsigned long long)m->imported, (unsigned long long)m->external, (unsigned long long)m->va_reserved);
+            (unsigned long long)m->imported, (unsigned long long)m->external, (unsigned long long)m->va_reserved,
+            (unsigned long long)r->allocated, (unsigned long long)r->with_stack);
+    for (int k = 0; k < r->ncoverage; k++) {
+        fprintf(f, "%s{\"allocator\":", k ? "," : "");
+        vt_json_str(f, r->coverage[k].allocator);
+        fprintf(f, ",\"allocated\":%llu,\"with_stack\":%llu}", (unsigned long long)r->coverage[k].allocated,
+                (unsigned long long)r->coverage[k].with_stack);
+    }
+    fputs("]},\"self_cost\":", f);
     vt_self_cost_json(f, &m->self);
     fputs(",\"python\":", f);
     const struct vt_result_python *py = &r->python;
