@@ -485,6 +485,30 @@ static void test_subinterp(void)
     each_python(check_subinterp);
 }
 
+/* A request caught in flight by the second dump, in a process whose memory no allocator caches: its 8 MiB
+ * is said to be in flight, and the verdict is not "cache-growth" (there is no cache to grow). */
+static void test_flight_no_cache(void)
+{
+    struct run r, c;
+    char p1[700], p2[700];
+    run_py(&r, SYSTEM_PYTHON, "flight", NULL);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p1, sizeof p1) && dump_path(&r, 1, p2, sizeof p2),
+            "flight: two dumps")) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    const char *dargs[] = {"diff", p1, p2, NULL};
+    run_prog(&c, "../vramtrace", dargs, NULL, 0);
+    ok(c.status == 0 && strstr(c.out, "verdict: no-growth") && strstr(c.out, "+8.0 MiB allocated by statements still running") &&
+           !strstr(c.out, "this is cache") && !strstr(c.out, "cache-growth"),
+       "diff: no cache in the process, so no cache-growth: the request's 8 MiB in flight, no-growth");
+    if (!strstr(c.out, "verdict: no-growth"))
+        diag("%s", c.out);
+    run_free(&c);
+    run_free(&r);
+}
+
 static void test_diff_trend(void)
 {
     struct run r, c;
@@ -773,6 +797,7 @@ int main(void)
     snprintf(helper, sizeof helper, "%s/tests/libpy_helpers.so", build_dir());
     test_versions();
     test_diff_trend();
+    test_flight_no_cache();
     test_shapes();
     test_self_parts();
     test_native_reuse();

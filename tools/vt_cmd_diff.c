@@ -160,8 +160,15 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
             r->unstacked += ch[i].delta_bytes;
     r->by_segments = !top && seg_top;
     r->top = r->by_segments ? seg_top : top;
-    r->verdict = r->alloc_total - r->flight > 0 ? "leak-suspect"
-                 : r->res_total > 0            ? "cache-growth"
+    /* Cache only where an allocator keeps one (its segments, a pool's free memory): in a process with none,
+     * reserved memory that grew while allocated did not (past what is in flight) is the requests' own. */
+    int cached = 0;
+    for (int k = 0; k < 2 && !cached; k++)
+        for (size_t i = 0; i < m[k].nsites && !cached; i++)
+            cached = (m[k].sites[i].role == VT_ROLE_CACHE || m[k].sites[i].role == VT_ROLE_SEGMENT) &&
+                     m[k].sites[i].bytes;
+    r->verdict = r->alloc_total - r->flight > 0      ? "leak-suspect"
+                 : r->res_total > 0 && cached          ? "cache-growth"
                  : r->res_total < 0 || r->alloc_total < 0 ? "shrink"
                                                           : "no-growth";
     if (d[0].pid == d[1].pid)

@@ -15,6 +15,8 @@
 #               size, 4 KiB times its number) and dropped: each new code object takes the dead one's address
 #        paths: from one Python line, 100 allocations through native path a (4 KiB each), then 400 taking
 #               paths a and b in turn (b: 8 KiB), all kept, one dump
+#        flight: a dump, then a request on a thread that allocates 8 MiB and is still running while the
+#               second dump is taken (nothing keeps a cache: no caching allocator here)
 #        subinterp: an allocation in before_sub (6 MiB), one made by a subinterpreter's code (7 MiB), one in
 #               after_sub (8 MiB), all holding the GIL, one dump; "nosub WHY" when no subinterpreter runs
 import ctypes
@@ -233,6 +235,21 @@ if mode == "subinterp":
         print("nosub", type(e).__name__, e, flush=True)
     after_sub()
     dump()
+if mode == "flight":
+    dump()
+    ready, go = threading.Event(), threading.Event()
+
+    def request():
+        p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), 8 << 20); site(8 << 20, p)
+        ready.set()
+        go.wait()  # the request still runs while the dump is taken
+
+    t = threading.Thread(target=request, name="request")
+    t.start()
+    ready.wait()
+    dump()
+    go.set()
+    t.join()
 if mode == "many":
     Server().churn(1000)
     dump()
