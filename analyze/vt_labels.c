@@ -3,10 +3,47 @@
  * round moves every
  * group whose sites have more than one caller one frame out, and stops when none moved (a helper inside a
  * helper takes a round each; VT_LABEL_ROUNDS bounds a damaged dump). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vt_frame.h"
 #include "vt_labels.h"
+#include "vt_settings.h"
+
+static char vt_alloc_fns[VT_SET_NAMES_MAX + 1];
+
+void vt_labels_alloc_fns(const char *list)
+{
+    snprintf(vt_alloc_fns, sizeof vt_alloc_fns, "%s", list && strcmp(list, "none") ? list : "");
+}
+
+/* Whether frame is one of the named helpers: its function (a native frame's symbol before "+0x", a
+ * Python frame's qualified name) is one of the list's names. */
+static int vt_named_helper(const char *frame)
+{
+    if (!vt_alloc_fns[0])
+        return 0;
+    struct vt_frame_parts p;
+    vt_frame_parts(frame, &p);
+    size_t n = p.name_len;
+    const char *plus = memmem(p.name, n, "+0x", 3);
+    if (plus)
+        n = (size_t)(plus - p.name);
+    for (const char *w = vt_alloc_fns; *w;) {
+        size_t len = strcspn(w, ",");
+        const char *a = w;
+        size_t l = len;
+        while (l && *a == ' ')
+            a++, l--;
+        while (l && a[l - 1] == ' ')
+            l--;
+        if (l && l == n && !memcmp(a, p.name, n))
+            return 1;
+        w += len + (w[len] == ',');
+    }
+    return 0;
+}
 
 #define VT_LABEL_ROUNDS 16
 
@@ -40,9 +77,14 @@ int vt_labels_part(struct vt_site *sites, size_t n)
     size_t *ix = malloc((n ? n : 1) * sizeof *ix), m = 0;
     if (!ix)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (sites[i].nframes)
-            ix[m++] = i;
+    for (size_t i = 0; i < n; i++) {
+        struct vt_site *s = &sites[i];
+        if (!s->nframes)
+            continue;
+        while (s->name_at + 1 < s->nframes && vt_named_helper(s->frames[s->name_at]))
+            s->name_at++;
+        ix[m++] = i;
+    }
     for (int round = 0; round < VT_LABEL_ROUNDS; round++) {
         qsort_r(ix, m, sizeof *ix, vt_by_name, sites);
         int moved = 0;

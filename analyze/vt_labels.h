@@ -18,4 +18,9 @@
 /* Moves sites[i].name_at outward past helpers. 0, or -1 when out of memory (names left as they were). */
 int vt_labels_part(struct vt_site *sites, size_t n);
 
+/* Functions named as helpers too (VRAMTRACE_ALLOC_FNS, names apart by commas; NULL or "": none): a frame
+ * of one of them never names a site while it has a caller. The list is copied; the reports and the
+ * library's metrics file give it once. */
+void vt_labels_alloc_fns(const char *list);
+
 #endif

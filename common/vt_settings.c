@@ -43,6 +43,9 @@ const struct vt_setting vt_settings[] = {
     {"VRAMTRACE_CUPY_BLOCKS", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
      "CuPy's blocks with their Python call sites, through a memory hook on the main thread from the first dump on",
      NULL},
+    {"VRAMTRACE_ALLOC_FNS", NULL, VT_SET_NAMES, 0, 0, 0, "none", NULL,
+     "functions that allocate on behalf of their callers, apart by commas: a call site is named past them "
+     "(as massif's --alloc-fn); read by the reports and the metrics file", NULL},
     {"VRAMTRACE_METRICS", "--metrics", VT_SET_FILE, 0, 0, 0, "none", NULL,
      "keep this file up to date with Prometheus metrics of the process (%p in the name: its pid)", NULL},
     {"VRAMTRACE_METRICS_INTERVAL", "--metrics-interval", VT_SET_NUMBER, 1, 86400, 0, "30", "seconds",
@@ -167,6 +170,19 @@ int vt_setting_parse(const struct vt_setting *s, const char *v, double *num, cha
             return -1;
         }
         *num = sig;
+        return 0;
+    }
+    case VT_SET_NAMES: {
+        size_t n = strlen(v);
+        if (n > VT_SET_NAMES_MAX) {
+            snprintf(why, len, "is longer than %d bytes", VT_SET_NAMES_MAX);
+            return -1;
+        }
+        for (const char *c = v; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                snprintf(why, len, "holds a control character");
+                return -1;
+            }
         return 0;
     }
     case VT_SET_FILE: {

@@ -15,6 +15,7 @@ enum vt_setting_type {
     VT_SET_DIR,    /* an existing directory the process can write in */
     VT_SET_FILE,   /* a file to write, in an existing directory the process can write in */
     VT_SET_CHOICE, /* one of the words choices[] (its index); on and off as for BOOL: the last, the first */
+    VT_SET_NAMES,  /* names apart by commas (function names), printable, at most VT_SET_NAMES_MAX bytes */
 };
 
 struct vt_setting {
@@ -28,6 +29,8 @@ struct vt_setting {
     const char *meaning; /* one line, for messages and help */
     const char *const *choices; /* VT_SET_CHOICE: the words, NULL-terminated */
 };
+
+#define VT_SET_NAMES_MAX 1023
 
 /* VRAMTRACE_TORCH_HISTORY's values. */
 enum { VT_HISTORY_OFF, VT_HISTORY_DUMP, VT_HISTORY_ALWAYS };

@@ -4,7 +4,7 @@
 # names audit_request's line, the leak, not the wrapper both go through: diff's and trend's verdicts, the
 # Prometheus labels (the cache keeps its own name apart) and the HTML page.
 . "$(dirname "$0")/tap.sh"
-echo "1..6"
+echo "1..8"
 
 (cd "$W" && VRAMTRACE_DIR=$W LD_PRELOAD=$B/libvramtrace.so "$B/tests/alloc_helper") > "$W/run" 2>&1
 d1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/run")
@@ -34,3 +34,15 @@ check "Prometheus: no series named after the wrapper"
 "$V" html -o "$W/page.html" "$d1" "$d2" "$d3" > "$W/out" 2>&1 &&
   grep -q '"name":"audit_request (alloc_helper.c:[0-9]*)"' "$W/page.html" && ! grep -q '"name":"my_cuda_malloc' "$W/page.html"
 check "HTML: the leak named by its line, the wrapper naming no site"
+
+# A helper named by hand: with the wrapper and both its callers named, each site is named by the line of
+# serve() that called them.
+VRAMTRACE_ALLOC_FNS="my_cuda_malloc, cache_fill,audit_request" "$V" report --prometheus "$d3" > "$W/out" 2>&1
+grep -q 'site="serve (alloc_helper.c:[0-9]*)".*} 25165824$' "$W/out" && ! grep -q 'site="audit_request' "$W/out"
+check "VRAMTRACE_ALLOC_FNS: named helpers are passed, to the line that called them"
+
+VRAMTRACE_ALLOC_FNS="$(printf 'a\tb')" "$V" report "$d3" > "$W/got" 2> "$W/out"
+[ $? = 0 ] && grep -q "^vramtrace: VRAMTRACE_ALLOC_FNS holds a control character; ignored$" "$W/out" &&
+  grep -q "audit_request (alloc_helper.c:" "$W/got"
+check "VRAMTRACE_ALLOC_FNS with a control character: said, ignored, the report as without it"
+

@@ -6,6 +6,8 @@
 
 #include "vt_cmd.h"
 #include "vt_help.h"
+#include "vt_labels.h"
+#include "vt_settings.h"
 #include "vt_symbols.h"
 #include "vt_verb.h"
 
@@ -93,6 +95,15 @@ int main(int argc, char **argv)
         return 1;
     }
     vt_model_use_symbolizer(&vt_libdw_symbolizer); /* the reports name frames with libdw (analyze/ has none) */
+    const char *fns = getenv("VRAMTRACE_ALLOC_FNS");
+    if (fns && *fns) {
+        char why[256];
+        double unused;
+        if (vt_setting_parse(vt_setting_find("VRAMTRACE_ALLOC_FNS"), fns, &unused, why, sizeof why) == 0)
+            vt_labels_alloc_fns(fns);
+        else
+            fprintf(stderr, "vramtrace: VRAMTRACE_ALLOC_FNS %s; ignored\n", why);
+    }
     int r = vt_dispatch(vt_split_equals(argc, argv, av), av);
     free(av);
     /* Output that did not reach its file (a full disk, /dev/full) is a failure, never a silent 0. */

@@ -124,6 +124,21 @@ static void vt_config_metrics(void)
     vt_say("%s=%s %s; no metrics file is kept", s->name, vt_shown(v, shown, sizeof shown), why);
 }
 
+/* VRAMTRACE_ALLOC_FNS: kept as given, for the metrics file's names (analyze/vt_labels.h). */
+static void vt_config_alloc_fns(void)
+{
+    const struct vt_setting *s = vt_setting_find("VRAMTRACE_ALLOC_FNS");
+    const char *v = getenv(s->name);
+    char why[256], shown[512];
+    double unused;
+    if (!v || !*v)
+        return;
+    if (vt_setting_parse(s, v, &unused, why, sizeof why) == 0)
+        snprintf(vt_cfg.alloc_fns, sizeof vt_cfg.alloc_fns, "%s", v);
+    else
+        vt_say("%s=%s %s; using none", s->name, vt_shown(v, shown, sizeof shown), why);
+}
+
 void vt_config_load(void)
 {
     memset(&vt_cfg, 0, sizeof vt_cfg);
@@ -144,6 +159,7 @@ void vt_config_load(void)
     }
     vt_config_dir();
     vt_config_metrics();
+    vt_config_alloc_fns();
     /* A misspelt setting would be ignored without a word. */
     for (char **e = environ; *e; e++) {
         char name[128];

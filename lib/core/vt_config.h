@@ -4,6 +4,8 @@
 
 #include <limits.h>
 
+#include "vt_settings.h"
+
 #define VT_DEPTH_MAX 128
 
 /* The fields every hook reads (depth, python, py_depth, ...) lie in the first line, ahead of the paths. */
@@ -25,6 +27,7 @@ struct vt_config {
     double py_wait;     /* ms a thread that released the GIL waits for its frames; 0: only GIL holders */
     char dir[PATH_MAX]; /* absolute; empty: the private directory (vt_paths.h), made at the first dump */
     char metrics[PATH_MAX]; /* absolute, %p not yet replaced; empty: no metrics file (vt_metrics_file.h) */
+    char alloc_fns[VT_SET_NAMES_MAX + 1]; /* VRAMTRACE_ALLOC_FNS as given; empty: none */
     double metrics_interval;
     int metrics_top;
     int end_note_pid;   /* the process that says where its dumps are as it ends (vt_endnote.h); 0: none */

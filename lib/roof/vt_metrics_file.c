@@ -22,6 +22,7 @@
 #include "vt_config.h"
 #include "vt_dump.h"
 #include "vt_dumpfile.h"
+#include "vt_labels.h"
 #include "vt_log.h"
 #include "vt_metrics.h"
 #include "vt_metrics_file.h"
@@ -100,6 +101,7 @@ static int vt_mf_render(int fd, char *why, size_t len)
     fclose(in);
     if (r < 0)
         return -1;
+    vt_labels_alloc_fns(vt_cfg.alloc_fns); /* sites named as the reports name them */
     r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, why, len);
     vt_dumpfile_free(&d);
     return r;
