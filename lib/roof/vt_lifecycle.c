@@ -1,10 +1,11 @@
-/* The library's life in a process: the constructor, the destructor (the exit dump, the metrics file
- * removed, the closing note) and vramtrace_dump(), at the top floor. Nothing visible happens before the first CUDA call: the constructor runs each
- * module's init (settings read, messages held), and that is all. A process that never uses CUDA (a
- * shell, ls, a launcher of the real program) keeps its signals, threads and file descriptors as they
- * were, and writes no dump. The first CUDA call runs each module's activation (lib/core/vt_module.h):
- * held messages said, the dump signal's handler installed, then the dumper thread started, named
- * "vramtrace": vramtrace dump takes that thread as the sign that signals are handled. */
+/* The library's life in a process, at the top floor: the constructor, the destructor (the exit dump, the
+ * metrics file removed, the closing note) and vramtrace_dump(). Nothing visible happens before the first
+ * CUDA call: the constructor runs each module's init (settings read, messages held), and that is all. A
+ * process that never uses CUDA (a shell, ls, a launcher of the real program) keeps its signals, threads
+ * and file descriptors as they were, and writes no dump. The first CUDA call runs each module's
+ * activation (lib/core/vt_module.h): held messages said, the dump signal's handler installed, then the
+ * dumper thread started, named "vramtrace": vramtrace dump takes that thread as the sign that signals
+ * are handled. */
 #include <errno.h>
 #include <stdatomic.h>
 
