@@ -882,6 +882,14 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     return 0;
 }
 
+int vt_model_keeps_cache(const struct vt_model *m)
+{
+    for (size_t i = 0; i < m->nsites; i++)
+        if ((m->sites[i].role == VT_ROLE_CACHE || m->sites[i].role == VT_ROLE_SEGMENT) && m->sites[i].bytes)
+            return 1;
+    return 0;
+}
+
 const char *vt_site_class(const struct vt_site *s)
 {
     return s->role == VT_ROLE_CACHE      ? "cache"

@@ -128,6 +128,9 @@ void vt_model_free(struct vt_model *m);
 /* Gives back what only building needed (the views' role of each entry, the symbolizer): for a reader
  * that keeps many models at once (trend). */
 void vt_model_shed(struct vt_model *m);
+/* Whether some allocator keeps a cache in this dump (an allocator's segments, a pool's free memory, not
+ * empty): only then can reserved growth without allocated growth be called cache. */
+int vt_model_keeps_cache(const struct vt_model *m);
 /* "allocated", "cache" or "segment": how diff and trend class a site's growth. */
 const char *vt_site_class(const struct vt_site *s);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);

@@ -162,11 +162,7 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
     r->top = r->by_segments ? seg_top : top;
     /* Cache only where an allocator keeps one (its segments, a pool's free memory): in a process with none,
      * reserved memory that grew while allocated did not (past what is in flight) is the requests' own. */
-    int cached = 0;
-    for (int k = 0; k < 2 && !cached; k++)
-        for (size_t i = 0; i < m[k].nsites && !cached; i++)
-            cached = (m[k].sites[i].role == VT_ROLE_CACHE || m[k].sites[i].role == VT_ROLE_SEGMENT) &&
-                     m[k].sites[i].bytes;
+    int cached = vt_model_keeps_cache(&m[0]) || vt_model_keeps_cache(&m[1]);
     r->verdict = r->alloc_total - r->flight > 0      ? "leak-suspect"
                  : r->res_total > 0 && cached          ? "cache-growth"
                  : r->res_total < 0 || r->alloc_total < 0 ? "shrink"

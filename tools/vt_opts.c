@@ -2,6 +2,7 @@
  * before, vramtrace.c); an option whose value is missing is an unexpected word, as any other the rows
  * do not take and the verb does not want. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ int vt_verb_main(const struct vt_verb *v, int argc, char **argv)
     if (!args || !operands) {
         free(args);
         free(operands);
+        fputs("vramtrace: out of memory\n", stderr);
         return 1;
     }
     if (v->dflt)

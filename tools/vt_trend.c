@@ -121,9 +121,7 @@ int vt_trend_compute(const struct vt_dumpmodel *dm, int n, struct vt_trend *t)
     /* Cache only where an allocator keeps one (its segments, a pool's free memory), as diff says it. */
     int kept = 0;
     for (int k = 0; k < n && !kept; k++)
-        for (size_t i = 0; i < dm[k].m.nsites && !kept; i++)
-            kept = (dm[k].m.sites[i].role == VT_ROLE_CACHE || dm[k].m.sites[i].role == VT_ROLE_SEGMENT) &&
-                   dm[k].m.sites[i].bytes;
+        kept = vt_model_keeps_cache(&dm[k].m);
     t->verdict = t->leak                                     ? "leak-suspect"
                  : cache || (res_monotonic && n > 1 && kept) ? "cache-growth"
                  : res_last < res_first                  ? "shrink"
