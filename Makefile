@@ -29,6 +29,14 @@ READER_SRC := $(wildcard analyze/*.c)
 READER_OBJ := $(READER_SRC:%.c=$(BUILD)/%.o)
 LIB_SRC := $(wildcard $(addsuffix /*.c,$(LIB_DIRS))) $(SHARED_SRC) $(READER_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The library's one C++ unit (lib/hooks/vt_torch_attach.cpp: the std::function torch's trace tracker
+# takes), built with no exceptions and no RTTI so that it needs no C++ runtime; not optimized across
+# files (its one function runs once), and checked to leave no C++ runtime symbol undefined.
+LIB_CXX_SRC := $(wildcard $(addsuffix /*.cpp,$(LIB_DIRS)))
+LIB_CXX_OBJ := $(LIB_CXX_SRC:%.cpp=$(BUILD)/%.o)
+CXX := $(if $(findstring clang,$(CC)),clang++,g++)
+LIB_CXXFLAGS := -std=c++17 -D_GNU_SOURCE $(WARN) -O2 -g -fno-exceptions -fno-rtti -fno-omit-frame-pointer -fPIC $(INCS) \
+                -I$(CUDA_HOME)/include
 # Only the hooks and the public API leave the library (lib/vramtrace.map says why).
 LIB_EXPORTS := -Wl,--version-script=lib/vramtrace.map
 TOOL_SRC := $(wildcard tools/*.c)
@@ -41,7 +49,7 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
             $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so \
-            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak $(BUILD)/tests/alloc_helper
+            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak $(BUILD)/tests/alloc_helper $(BUILD)/tests/c10_prog
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -72,6 +80,11 @@ check-deps: deps
 	@test -f $(CUDA_HOME)/include/cuda.h || { echo "error: no $(CUDA_HOME)/include/cuda.h: install the CUDA toolkit headers or set CUDA_HOME" >&2; exit 1; }
 	@command -v prove >/dev/null || { echo "error: prove (Debian package perl) is missing" >&2; exit 1; }
 
+$(BUILD)/lib/%.o: lib/%.cpp $(HDRS) | check-deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(LIB_CXXFLAGS) -c $< -o $@
+	@! nm -u $@ | grep -v ' vt_' | grep . || { echo "error: $< needs a C++ runtime symbol (above)" >&2; rm -f $@; exit 1; }
+
 $(BUILD)/%.o: %.c $(HDRS) $(wildcard tools/*.h tests/*.h) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(OBJ_FLAGS) -fPIC -c $< -o $@
@@ -79,7 +92,7 @@ $(BUILD)/%.o: %.c $(HDRS) $(wildcard tools/*.h tests/*.h) | check-deps
 # An include that runs up a floor of lib/, or from lib/ into tools/, stops the build (lib/README.md).
 floors:
 	@sh tests/floors.sh $(LIB_DIRS)
-$(BUILD)/floors.ok: tests/floors.sh $(LIB_SRC) $(HDRS) $(wildcard tools/*.h)
+$(BUILD)/floors.ok: tests/floors.sh $(LIB_SRC) $(LIB_CXX_SRC) $(HDRS) $(wildcard tools/*.h)
 	@mkdir -p $(BUILD)
 	@sh tests/floors.sh $(LIB_DIRS) && touch $@
 
@@ -133,7 +146,7 @@ PGO_OBJ := $(LIB_SRC:%.c=$(PGO_DIR)/%.o)
 $(PGO_DIR)/%.o: %.c $(HDRS) $(wildcard tools/*.h) $(BUILD)/lib/vt_bridge_py.h | check-deps
 	@mkdir -p $(dir $@) $(PGO_DIR)/prof
 	$(CC) $(ALL_CFLAGS) $(LIB_LTO) -fprofile-generate -fprofile-update=prefer-atomic $(PGO_NAME) -fPIC -c $< -o $@
-$(PGO_DIR)/libvramtrace.so: $(PGO_OBJ) lib/vramtrace.map $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5
+$(PGO_DIR)/libvramtrace.so: $(PGO_OBJ) $(LIB_CXX_OBJ) lib/vramtrace.map $(BUILD)/libunwind.so.8 $(BUILD)/liblzma.so.5
 	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) -fprofile-generate -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) \
 	  -Wl,-rpath,'$$ORIGIN/..' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(PGO_DIR)/trained: $(PGO_DIR)/libvramtrace.so $(BUILD)/fake/libcudart.so.13 bench/py_serving.py bench/turns.py bench/pgo_train.sh
@@ -145,7 +158,7 @@ $(LIB_OBJ): $(PGO_DIR)/trained
 endif
 # The library finds its carried libunwind beside it (RUNPATH $ORIGIN), so that the build directory can
 # be copied to a GPU machine that has no libunwind.
-$(BUILD)/libvramtrace.so: $(LIB_OBJ) lib/vramtrace.map
+$(BUILD)/libvramtrace.so: $(LIB_OBJ) $(LIB_CXX_OBJ) lib/vramtrace.map
 	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) $(LIB_PGO) -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) -Wl,-soname,libvramtrace.so -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 
 # The command finds its carried libdw and zlib the same way, also from an install's bin/.
@@ -174,6 +187,17 @@ $(BUILD)/fake/libcudart_static.a: $(BUILD)/tests/fake/fake_cudart.o
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# The fake torch's CUDA library (tests/fake/c10): libc10_cuda.so under a torch/lib/ whose version.py says
+# 2.11, as a torch install lays them out, for the trace tracker's tests (t_tracker.sh).
+FAKE_TORCH := $(BUILD)/fake/torch/lib/libc10_cuda.so $(BUILD)/fake/torch/version.py
+$(BUILD)/fake/torch/lib/libc10_cuda.so: tests/fake/c10/fake_c10_cuda.cpp $(BUILD)/fake/libcudart.so $(BUILD)/fake/libcuda.so.1
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O1 -g $(WARN) -fPIC -shared -I$(CUDA_HOME)/include -o $@ $< -L$(BUILD)/fake -lcudart \
+	  $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../..'
+$(BUILD)/fake/torch/version.py:
+	@mkdir -p $(dir $@)
+	echo "__version__ = '2.11.0+fake'" > $@
+
 # Test programs: exported symbols (-rdynamic) so stacks name their functions.
 PROG_FLAGS := -rdynamic -Wl,-rpath,'$$ORIGIN/../fake'
 $(BUILD)/tests/prog_driver: $(BUILD)/tests/progs/prog_driver.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcuda.so.1
@@ -184,12 +208,14 @@ $(BUILD)/tests/prog_rt_shared: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/pro
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) -L$(BUILD)/fake -lcudart $(BUILD)/fake/libcuda.so.1 -ldl -lpthread
 $(BUILD)/tests/prog_rt_static: $(BUILD)/tests/progs/prog_rt.o $(BUILD)/tests/progs/prog_common.o $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libcuda.so.1
 	$(CC) -o $@ $(filter %.o,$^) $(PROG_FLAGS) $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libcuda.so.1 -ldl -lpthread
-CXX ?= c++
 $(BUILD)/tests/prog_cxx: tests/progs/prog_cxx.cpp $(BUILD)/fake/libcuda.so.1
 	$(CXX) -O2 -g $(WARN) -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 $(BUILD)/tests/native_pool: examples/native_pool.c include/vramtrace.h $(BUILD)/fake/libcudart.so
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -lcudart
 # Every allocation through one wrapper (tests/t_labels.c): -O0 -g, every function a frame with its lines.
+$(BUILD)/tests/c10_prog: tests/progs/c10_prog.c include/vramtrace.h $(FAKE_TORCH)
+	$(CC) -O0 -g -std=c11 $(WARN) -Iinclude -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake/torch/lib -lc10_cuda \
+	  -Wl,-rpath,'$$ORIGIN/../fake/torch/lib'
 $(BUILD)/tests/alloc_helper: tests/progs/alloc_helper.c include/vramtrace.h $(BUILD)/fake/libcuda.so.1
 	$(CC) -O0 -g -std=c11 $(WARN) -Iinclude -I$(CUDA_HOME)/include -o $@ $< $(PROG_FLAGS) -L$(BUILD)/fake -l:libcuda.so.1
 # The demo's leaking server on the fake runtime, for tests that need a live program (t_metrics.sh).
@@ -275,7 +301,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_labels.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_labels.sh tests/t_tracker.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.

@@ -202,8 +202,14 @@ static int vt_df_text_fields(const char *line)
     if (line[0] == 'a') /* alloc, allocator, api: none ends in text */
         return VT_DF_MAX_FIELDS;
     static const struct { const char *prefix; int fields; } text[] = {
-        {VT_REC_EXE " ", 1},     {VT_REC_CMDLINE " ", 1}, {VT_REC_MODULE " ", 6},  {VT_REC_PYTHON " ", 4},
-        {VT_REC_HISTORY " ", 3}, {VT_REC_BRIDGE " ", 3},  {VT_REC_PYFRAME " ", 4},
+        {VT_REC_EXE " ", 1},
+        {VT_REC_CMDLINE " ", 1},
+        {VT_REC_HISTORY " ", 3},
+        {VT_REC_MODULE " ", VT_F_MODULE_PATH},
+        {VT_REC_PYTHON " ", VT_F_PYTHON_DETAIL},
+        {VT_REC_BRIDGE " ", VT_F_BRIDGE_DETAIL},
+        {VT_REC_TRACKER " ", VT_F_TRACKER_DETAIL},
+        {VT_REC_PYFRAME " ", VT_F_PYFRAME_FILE},
     };
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
         if (!strncmp(line, text[i].prefix, strlen(text[i].prefix)))
@@ -276,6 +282,25 @@ static int vt_df_rec_bridge(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     return 0;
 }
 
+static int vt_df_rec_tracker(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    (void)cap;
+    struct vt_df_tracker *v = &d->tracker;
+    if (v->present)
+        return vt_df_fail(p, "a second 'tracker' record");
+    if (p->nf != VT_F_TRACKER_DETAIL || strcmp(p->field[VT_F_TRACKER_NAME], "torch"))
+        return vt_df_fail(p, "'tracker' record must be 'tracker torch STATE DETAIL'");
+    if (vt_df_word(p, VT_F_TRACKER_STATE, v->state, sizeof v->state) < 0)
+        return -1;
+    if (strcmp(v->state, "on") && strcmp(v->state, "off") && strcmp(v->state, "waiting"))
+        return vt_df_fail(p, "torch's tracker must be on, off or waiting, not '%s'", v->state);
+    if (d->nblocks)
+        return vt_df_fail(p, "a 'tracker' record after torch's blocks");
+    v->present = 1;
+    v->on = !strcmp(v->state, "on");
+    return vt_df_rest(p, &v->detail);
+}
+
 static int vt_df_rec_allocator(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
 {
     VT_DF_GROW(d->allocators, d->nallocators, cap->allocators);
@@ -319,6 +344,8 @@ static int vt_df_rec_block(struct vt_df_parser *p, struct vt_dumpfile *d, struct
     struct vt_df_block *v = &d->blocks[d->nblocks];
     if (!d->nsegments)
         return vt_df_fail(p, "a block before any segment");
+    if (d->tracker.on)
+        return vt_df_fail(p, "a 'block' record with torch's tracker on: its blocks are entries");
     if (vt_df_nfields(p, VT_F_BLOCK_NF) < 0 || vt_df_u64(p, VT_F_BLOCK_ADDR, &v->addr, 0) < 0 ||
         vt_df_size(p, VT_F_BLOCK_SIZE, &v->size) < 0 || vt_df_size(p, VT_F_BLOCK_REQUESTED, &v->requested) < 0 ||
         vt_df_u32(p, VT_F_BLOCK_PYSTACK, &v->pystack) < 0)
@@ -763,6 +790,7 @@ static const struct {
     {VT_REC_HISTORY, vt_df_rec_history},
     {VT_REC_INTERPRETER, vt_df_rec_interpreter},
     {VT_REC_BRIDGE, vt_df_rec_bridge},
+    {VT_REC_TRACKER, vt_df_rec_tracker},
     {VT_REC_ALLOCATOR, vt_df_rec_allocator},
     {VT_REC_SEGMENT, vt_df_rec_segment},
     {VT_REC_BLOCK, vt_df_rec_block},
@@ -1229,6 +1257,7 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->failed);
     free(d->python.detail);
     free(d->python.history_detail);
+    free(d->tracker.detail);
     for (size_t i = 0; i < d->nbridges; i++)
         free(d->bridges[i].detail);
     free(d->bridges);

@@ -123,6 +123,14 @@ struct vt_df_interpreter {
     uint64_t lo, hi;
 };
 
+/* Torch's trace tracker (version 7): on, the dump's torch segments come from it and torch's blocks are
+ * entries of kind block (api torch), each with its stack; off or waiting, torch's blocks come as before. */
+struct vt_df_tracker {
+    int present, on;
+    char state[16]; /* on, off, waiting */
+    char *detail;
+};
+
 struct vt_df_bridge {
     char name[24];
     char status[16]; /* ok, absent, error */
@@ -223,6 +231,7 @@ struct vt_dumpfile {
     struct vt_df_phys *phys;
     size_t nphys;
     struct vt_df_python python;
+    struct vt_df_tracker tracker;
     struct vt_df_interpreter interpreter;
     struct vt_df_bridge *bridges;
     size_t nbridges;

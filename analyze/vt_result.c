@@ -39,6 +39,10 @@ static void vt_result_interp(const struct vt_dumpfile *d, struct vt_result_inter
 int vt_result_build(const struct vt_dumpfile *d, struct vt_result *r)
 {
     memset(r, 0, sizeof *r);
+    if (d->tracker.present) {
+        snprintf(r->tracker, sizeof r->tracker, "%s", d->tracker.state);
+        r->tracker_detail = d->tracker.detail;
+    }
     r->pid = d->pid;
     r->exe = d->exe;
     snprintf(r->reason, sizeof r->reason, "%s", d->reason);

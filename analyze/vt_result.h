@@ -59,6 +59,8 @@ struct vt_result {
     unsigned long seq;
     uint64_t time_wall, uptime_ns;
     struct vt_result_python python;
+    char tracker[16];           /* torch's trace tracker: on, off, waiting; "" when the dump says nothing */
+    const char *tracker_detail; /* NULL: none */
     struct vt_result_interp interp;
     struct vt_result_failed *failed;
     size_t nfailed;

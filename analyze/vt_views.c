@@ -84,8 +84,10 @@ static size_t vt_lower(const struct vt_by_addr *b, uint64_t addr)
     return lo;
 }
 
-static void vt_torch_segment(const struct vt_dumpfile *d, const struct vt_df_segment *s, struct vt_view *v,
-                             const struct vt_by_addr *dev, const struct vt_by_addr *maps, struct vt_views *vw)
+/* Torch's segment s: reserved, and matched to the driver allocation (fixed) or the mappings (expandable)
+ * that are it. Returns whether it was. */
+static int vt_torch_segment(const struct vt_dumpfile *d, const struct vt_df_segment *s, struct vt_view *v,
+                            const struct vt_by_addr *dev, const struct vt_by_addr *maps, struct vt_views *vw)
 {
     v->segments++;
     v->reserved += s->size;
@@ -120,10 +122,19 @@ static void vt_torch_segment(const struct vt_dumpfile *d, const struct vt_df_seg
     } else {
         v->unmatched++;
     }
+    return matched;
+}
+
+/* Segment s's blocks, in address order (the free ones included, as torch's snapshot lists them): the
+ * live ones are allocated; a wholly free fixed segment is what empty_cache() gives back, and so are the
+ * whole pages inside an expandable one's free blocks; the rest of the free space is fragmentation. */
+static void vt_segment_blocks(const struct vt_df_segment *s, const struct vt_df_block *blocks, size_t n, int matched,
+                              struct vt_view *v)
+{
     uint64_t active = 0, inactive = 0, pending = 0, aligned_free = 0;
     uint64_t page = !strcmp(s->type, "small") ? VT_EXPANDABLE_PAGE_SMALL : VT_EXPANDABLE_PAGE_LARGE;
-    for (size_t b = s->first_block; b < s->first_block + s->nblocks; b++) {
-        const struct vt_df_block *bl = &d->blocks[b];
+    for (size_t b = 0; b < n; b++) {
+        const struct vt_df_block *bl = &blocks[b];
         if (bl->state == VT_BLOCK_ACTIVE) {
             active += bl->size;
             v->blocks++;
@@ -149,6 +160,94 @@ static void vt_torch_segment(const struct vt_dumpfile *d, const struct vt_df_seg
     } else {
         v->fragmented += inactive;
     }
+}
+
+static int vt_block_entry_cmp(const void *a, const void *b, void *dump)
+{
+    const struct vt_dumpfile *d = dump;
+    uint64_t x = d->allocs[*(const uint32_t *)a].addr, y = d->allocs[*(const uint32_t *)b].addr;
+    return x < y ? -1 : x > y;
+}
+
+static int vt_segment_cmp(const void *a, const void *b, void *dump)
+{
+    const struct vt_dumpfile *d = dump;
+    uint64_t x = d->segments[*(const uint32_t *)a].addr, y = d->segments[*(const uint32_t *)b].addr;
+    return x < y ? -1 : x > y;
+}
+
+/* With torch's trace tracker on, its segments come without blocks: its live blocks are the dump's
+ * entries of kind block labelled torch. Each segment gets the ones inside it and the free space
+ * between them, as its snapshot would list them; a block in no segment (one whose segment the tracker
+ * missed) is allocated all the same. 0, or -1 when out of memory. */
+static int vt_tracked_blocks(const struct vt_dumpfile *d, struct vt_views *vw, size_t *cap, const char *matched)
+{
+    uint32_t *bix = malloc((d->nallocs ? d->nallocs : 1) * sizeof *bix);
+    uint32_t *six = malloc((d->nsegments ? d->nsegments : 1) * sizeof *six);
+    struct vt_df_block *run = malloc((2 * d->nallocs + 1) * sizeof *run);
+    if (!bix || !six || !run) {
+        free(bix);
+        free(six);
+        free(run);
+        return -1;
+    }
+    size_t nb = 0, ns = 0;
+    for (size_t i = 0; i < d->nallocs; i++)
+        if (d->allocs[i].kind == VT_KIND_BLOCK && !strcmp(d->allocs[i].api, "torch"))
+            bix[nb++] = (uint32_t)i;
+    for (size_t i = 0; i < d->nsegments; i++)
+        if (!strcmp(d->segments[i].allocator, "torch"))
+            six[ns++] = (uint32_t)i;
+    qsort_r(bix, nb, sizeof *bix, vt_block_entry_cmp, (void *)d);
+    qsort_r(six, ns, sizeof *six, vt_segment_cmp, (void *)d);
+    size_t b = 0;
+    int r = 0;
+    for (size_t k = 0; k < ns && !r; k++) {
+        const struct vt_df_segment *s = &d->segments[six[k]];
+        struct vt_view *v = vt_view_get(vw, cap, "torch", s->device);
+        if (!v) {
+            r = -1;
+            break;
+        }
+        for (; b < nb && d->allocs[bix[b]].addr < s->addr; b++) { /* in no segment */
+            struct vt_view *o = vt_view_get(vw, cap, "torch", d->allocs[bix[b]].device);
+            if (!o) {
+                r = -1;
+                break;
+            }
+            o->allocated += d->allocs[bix[b]].size;
+            o->blocks++;
+            o->blocks_nostack += !d->allocs[bix[b]].stack;
+        }
+        size_t n = 0;
+        uint64_t at = s->addr, end = s->addr + s->size;
+        for (; b < nb && d->allocs[bix[b]].addr < end; b++) {
+            const struct vt_df_alloc *a = &d->allocs[bix[b]];
+            uint64_t size = a->size < end - a->addr ? a->size : end - a->addr;
+            if (a->addr > at)
+                run[n++] = (struct vt_df_block){.addr = at, .size = a->addr - at, .state = VT_BLOCK_INACTIVE};
+            run[n++] = (struct vt_df_block){.addr = a->addr, .size = size, .state = VT_BLOCK_ACTIVE,
+                                            .pystack = a->stack != 0};
+            at = a->addr + size > at ? a->addr + size : at;
+        }
+        if (at < end)
+            run[n++] = (struct vt_df_block){.addr = at, .size = end - at, .state = VT_BLOCK_INACTIVE};
+        vt_segment_blocks(s, run, n, matched[six[k]], v);
+    }
+    for (; b < nb && !r; b++) {
+        struct vt_view *o = vt_view_get(vw, cap, "torch", d->allocs[bix[b]].device);
+        if (!o) {
+            r = -1;
+            break;
+        }
+        o->allocated += d->allocs[bix[b]].size;
+        o->blocks++;
+        o->blocks_nostack += !d->allocs[bix[b]].stack;
+    }
+    free(bix);
+    free(six);
+    free(run);
+    return r;
 }
 
 /* Whether the stack of an entry runs through a module whose path has part in it. */
@@ -316,6 +415,10 @@ static const struct vt_view_row vt_view_rows[] = {
     {NULL, NULL, "libc10_cuda", "torch.cuda.memory._snapshot(): segments and blocks", vt_view_snapshot},
 };
 
+static const char vt_tracker_source[] =
+    "torch's caching allocator itself, through its trace tracker: its segments, and its live blocks with the call "
+    "sites they were handed out at";
+
 static const struct vt_view_row *vt_view_row_of(const struct vt_view *v)
 {
     for (size_t r = 0; r < sizeof vt_view_rows / sizeof vt_view_rows[0]; r++) {
@@ -343,13 +446,24 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     for (size_t i = 0; i < d->nallocs; i++)
         seg_view[i] = -1;
 
+    char *matched = calloc(d->nsegments ? d->nsegments : 1, 1);
+    if (!matched)
+        goto fail;
     for (size_t i = 0; i < d->nsegments; i++) {
         const struct vt_df_segment *s = &d->segments[i];
         struct vt_view *v = vt_view_get(vw, &cap, s->allocator, s->device);
-        if (!v)
+        if (!v) {
+            free(matched);
             goto fail;
-        vt_torch_segment(d, s, v, &dev, &maps, vw);
+        }
+        matched[i] = (char)vt_torch_segment(d, s, v, &dev, &maps, vw);
+        if (!d->tracker.on)
+            vt_segment_blocks(s, &d->blocks[s->first_block], s->nblocks, matched[i], v);
     }
+    int tracked = d->tracker.on ? vt_tracked_blocks(d, vw, &cap, matched) : 0;
+    free(matched);
+    if (tracked < 0)
+        goto fail;
     /* The allocators' own totals; views for those that gave no segments. */
     for (size_t i = 0; i < d->nallocators; i++) {
         const struct vt_df_allocator *a = &d->allocators[i];
@@ -361,9 +475,14 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
         v->own_reserved = a->reserved;
     }
     for (size_t i = 0; i < vw->n; i++) {
-        const struct vt_view_row *row = vt_view_row_of(&vw->v[i]);
+        struct vt_view *v = &vw->v[i];
+        if (d->tracker.on && !strcmp(v->name, "torch") && !v->backend[0])
+            snprintf(v->backend, sizeof v->backend, "native"); /* no bridge (a C++ program): its only backend */
+        const struct vt_view_row *row = vt_view_row_of(v);
         if (row)
             row->build(d, vw, i, seg_view, row);
+        if (d->tracker.on && !strcmp(v->name, "torch") && !strcmp(v->backend, "native"))
+            v->source = vt_tracker_source;
     }
     /* Native allocators' segments: the device allocations they hold as such (pool_segment records:
      * the pool reported a block at the allocation's start, or declared it), whether blocks are live in
@@ -380,7 +499,7 @@ int vt_views_build(const struct vt_dumpfile *d, struct vt_views *vw)
     }
     for (size_t i = 0; i < d->nallocs; i++) {
         const struct vt_df_alloc *b = &d->allocs[i];
-        if (b->kind != VT_KIND_BLOCK)
+        if (b->kind != VT_KIND_BLOCK || (d->tracker.on && !strcmp(b->api, "torch")))
             continue;
         /* A pool that gives its totals and reports its blocks too (CuPy): its totals stay the truth for
          * allocated; the blocks name where it went, and tell which segments hold none. */

@@ -37,6 +37,7 @@
 #define VT_REC_TIME "time"
 #define VT_REC_UNWATCHED "unwatched"
 #define VT_REC_HISTORY "history"
+#define VT_REC_TRACKER "tracker"
 /* Written by the bridges' Python half (lib/bridges/vt_bridge.py, which cannot include this file; it
  * writes pyframe and pystack records too), read by the command. */
 #define VT_REC_BRIDGE "bridge"

@@ -63,6 +63,8 @@
 /* Written by the bridges' Python half (lib/bridges/vt_bridge.py), in the same order. */
 #define VT_FIELDS_PYTHON(X) X(PYTHON, STATUS, word) X(PYTHON, WAIT_NS, u64) X(PYTHON, RUN_NS, u64) X(PYTHON, DETAIL, rest)
 #define VT_FIELDS_BRIDGE(X) X(BRIDGE, NAME, word) X(BRIDGE, STATUS, word) X(BRIDGE, DETAIL, rest)
+/* Written by the library after the bridges' records (lib/hooks/vt_torch.c), then torch's segments. */
+#define VT_FIELDS_TRACKER(X) X(TRACKER, NAME, word) X(TRACKER, STATE, word) X(TRACKER, DETAIL, rest)
 #define VT_FIELDS_RUNNING(X) X(RUNNING, PYSTACK, u32)
 #define VT_FIELDS_ALLOCATOR(X)                                                                                   \
     X(ALLOCATOR, NAME, word) X(ALLOCATOR, DEV, int) X(ALLOCATOR, BACKEND, word) X(ALLOCATOR, ALLOCATED, opt)     \
@@ -79,7 +81,7 @@
 #define VT_RECORDS(X)                                                                                            \
     X(PID) X(PPID) X(REASON) X(SEQ) X(TIME) X(START) X(DEPTH) X(COUNTER) X(UNWATCHED) X(INTERPRETER) X(MODULE)   \
     X(PYFRAME) X(DEVICE) X(LIMITS) X(POOL) X(API) X(KIND) X(FAILED) X(ALLOC) X(POOL_SEGMENT) X(PHYS)             \
-    X(PYTHON) X(BRIDGE) X(RUNNING) X(ALLOCATOR) X(SEGMENT) X(BLOCK) X(HELD)
+    X(PYTHON) X(BRIDGE) X(TRACKER) X(RUNNING) X(ALLOCATOR) X(SEGMENT) X(BLOCK) X(HELD)
 
 /* Field numbers: VT_F_<RECORD>_<FIELD>, and VT_F_<RECORD>_NF, the record's fields with its word. */
 #define VT_F_NUMBER(rec, name, type) VT_F_##rec##_##name,

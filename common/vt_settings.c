@@ -34,6 +34,9 @@ const struct vt_setting vt_settings[] = {
      "how long an allocation waits for its Python frames", NULL},
     {"VRAMTRACE_BRIDGE_TIMEOUT", NULL, VT_SET_NUMBER, 0, 600, 0, "2", "seconds",
      "how long a dump waits for the GIL to read the caching allocators", NULL},
+    {"VRAMTRACE_TORCH_TRACKER", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
+     "every block of torch's caching allocator with its call site, through the allocator's own trace tracker "
+     "(torch's block history only where the tracker cannot be used)", NULL},
     {"VRAMTRACE_TORCH_HISTORY", NULL, VT_SET_CHOICE, 0, 2, 0, "dump", NULL,
      "when to switch on torch's block history: at the first dump, once torch's allocator is up, or never",
      vt_history_words},

@@ -25,7 +25,7 @@ homes=$(
 bad=0
 n=0
 for d in "$@"; do
-  for f in "$d"/*.c "$d"/*.h; do
+  for f in "$d"/*.c "$d"/*.cpp "$d"/*.h; do
     [ -e "$f" ] || continue
     for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
       at=$(echo "$homes" | awk -v h="${h##*/}" '$1 == h { print $2; exit }')
@@ -44,7 +44,7 @@ for d in "$@"; do
 done
 # The wing and the shared words stand on nothing of either half (common/ not even on analyze/).
 for d in analyze common; do
-  for f in "$d"/*.c "$d"/*.h; do
+  for f in "$d"/*.c "$d"/*.cpp "$d"/*.h; do
     [ -e "$f" ] || continue
     for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
       at=$(echo "$homes" | awk -v h="${h##*/}" '$1 == h { print $2; exit }')

@@ -193,6 +193,9 @@ static void vt_coverage_text(const struct vt_result *r)
                vt_pct(r->coverage[k].with_stack, r->coverage[k].allocated), a);
     }
     putchar('\n');
+    if (r->tracker[0]) /* where torch's blocks got their call sites */
+        printf("  %-13s torch's trace tracker %s%s%s\n", "tracker", r->tracker, r->tracker_detail ? ": " : "",
+               r->tracker_detail ? r->tracker_detail : "");
 }
 
 static void vt_fig(const char *label, uint64_t v, const char *why_unknown)
@@ -449,7 +452,17 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
         fprintf(f, ",\"allocated\":%llu,\"with_stack\":%llu}", (unsigned long long)r->coverage[k].allocated,
                 (unsigned long long)r->coverage[k].with_stack);
     }
-    fputs("]},\"self_cost\":", f);
+    fputs("]},\"torch_tracker\":", f);
+    if (r->tracker[0]) {
+        fputs("{\"state\":", f);
+        vt_json_str(f, r->tracker);
+        fputs(",\"detail\":", f);
+        vt_json_str_or_null(f, r->tracker_detail);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\"self_cost\":", f);
     vt_self_cost_json(f, &m->self);
     fputs(",\"python\":", f);
     const struct vt_result_python *py = &r->python;

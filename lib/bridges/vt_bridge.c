@@ -21,6 +21,7 @@
 #include "vt_python.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_torch.h"
 #include "vt_module.h"
 
 struct vt_job {
@@ -56,7 +57,8 @@ static void vt_bridge_init(void)
 static void vt_job_run(struct vt_job *j)
 {
     uint64_t t0 = vt_now_ns();
-    j->text = vt_py_call("collect", j->err, sizeof j->err);
+    /* With torch's trace tracker on, its segments and blocks are ours already: only its totals are read. */
+    j->text = vt_py_call(vt_torch_tracking() > 0 ? "collect_tracked" : "collect", j->err, sizeof j->err);
     j->run_ns = vt_now_ns() - t0;
     if (j->text)
         j->have_snap = vt_table_snapshot(&j->snap) == 0;

@@ -1,7 +1,8 @@
 # The Python half of libvramtrace.so's caching-allocator bridges: lib/bridges/vt_bridge.c compiles this file
 # into a private namespace of the program's own interpreter and calls it with the GIL held, collect()
-# from the dumper's helper thread at each dump, arm_history(), arm_cupy(), history_on() and history_off()
-# as pending calls on the main thread (lib/bridges/vt_history.c).
+# (collect_tracked() where torch's trace tracker gives torch's blocks) from the dumper's helper thread at
+# each dump, arm_history(), arm_cupy(), history_on() and history_off() as pending calls on the main
+# thread (lib/bridges/vt_history.c).
 # The formats of the records it writes (_FMT_*) come before this file, made from their field lists
 # (common/vt_records.h) by lib/bridges/gen/vt_bridge_fmt.c at build time.
 # Both return text (dump records, docs/FORMAT.md) and never raise, print, import a module the program
@@ -109,7 +110,8 @@ def _running(out, stacks):
             out.append(_FMT_RUNNING % sid)
 
 
-def _torch(out, stacks):
+def _torch(out, stacks, tracked):
+    # tracked: torch's trace tracker gave the library its segments and blocks; only its totals are read.
     global _warm
     torch, why = _torch_cuda()
     if torch is None:
@@ -117,7 +119,7 @@ def _torch(out, stacks):
         return
     backend = torch.cuda.get_allocator_backend()
     segments = []
-    if backend == "native":
+    if backend == "native" and not tracked:
         segments = torch.cuda.memory._snapshot()["segments"]
         if not _warm:
             # With block history on, torch's first snapshot imports its symbolizer (seconds, measured
@@ -146,7 +148,10 @@ def _torch(out, stacks):
             lines.append(_FMT_BLOCK % (b["address"], b["size"], b.get("requested_size", 0), _word(b["state"]),
                                        stack_of(b.get("frames"))))
         out.extend(lines)
-    out.append("bridge torch ok %s allocator, %d segments" % (backend, len(segments)))
+    if tracked:
+        out.append("bridge torch ok %s allocator: its totals (its segments and blocks through its trace tracker)" % backend)
+    else:
+        out.append("bridge torch ok %s allocator, %d segments" % (backend, len(segments)))
 
 
 def _cupy(out, stacks):
@@ -336,9 +341,18 @@ def _jax(out, stacks):
 
 
 def collect():
+    return _collect(False)
+
+
+def collect_tracked():
+    return _collect(True)
+
+
+def _collect(tracked):
     out = []
     stacks = _Stacks(out)
-    for name, part in (("running", _running), ("torch", _torch), ("cupy", _cupy), ("jax", _jax)):
+    torch_part = lambda o, s: _torch(o, s, tracked)
+    for name, part in (("running", _running), ("torch", torch_part), ("cupy", _cupy), ("jax", _jax)):
         mark, smark = len(out), stacks.mark()
         try:
             part(out, stacks)

@@ -24,6 +24,7 @@
 #include "vt_settings.h"
 #include "vt_table.h"
 #include "vt_thread.h"
+#include "vt_torch.h"
 #include "vt_module.h"
 
 /* ASKED: for the dumper to schedule; QUEUED: scheduled, for the main thread to run. IDLE: not to be
@@ -31,6 +32,7 @@
  * first dump on. */
 enum { VT_HIST_ASK = VT_POST_HIST_ASK, VT_HIST_ASKED = VT_POST_HIST_ASKED, VT_HIST_WAIT, VT_HIST_DONE, VT_HIST_IDLE, VT_HIST_SAMPLING, VT_HIST_QUEUED };
 
+#define VT_HIST_TRACKED "off torch's trace tracker gives every block its call site"
 #define VT_HIST_PERIOD_NS 1000000000ull
 #define VT_HIST_RETRY_NS 1000000000ull
 #define VT_HIST_AGAIN_NS 100000000ull /* a switch that could not be scheduled, or was interrupted */
@@ -75,7 +77,8 @@ static void vt_history_atfork_child(void)
 void vt_history_text(char *out, size_t len)
 {
     pthread_mutex_lock(&vt_hist_mu);
-    snprintf(out, len, "%s", vt_hist_result);
+    int ours = !strncmp(vt_hist_result, "on", 2) || !strncmp(vt_hist_result, "sampled", 7);
+    snprintf(out, len, "%s", vt_torch_tracking() > 0 && !ours ? VT_HIST_TRACKED : vt_hist_result);
     pthread_mutex_unlock(&vt_hist_mu);
 }
 
@@ -96,8 +99,12 @@ static int vt_history_arm(void *arg)
     char *cupy = vt_cfg.cupy_blocks ? vt_py_call("arm_cupy", err, sizeof err) : NULL;
     int cupy_later = cupy && !strncmp(cupy, "later", 5);
     free(cupy);
-    char *r = vt_cfg.torch_history != VT_HISTORY_OFF ? vt_py_call("arm_history", err, sizeof err)
-                                                     : strdup(cupy_later ? "later" : "off VRAMTRACE_TORCH_HISTORY=off");
+    /* Torch's trace tracker names every block: its history is left as the program set it. */
+    int tracking = vt_torch_tracking();
+    char *r = vt_cfg.torch_history == VT_HISTORY_OFF ? strdup(cupy_later ? "later" : "off VRAMTRACE_TORCH_HISTORY=off")
+              : tracking > 0 ? strdup(VT_HIST_TRACKED)
+              : tracking < 0 ? strdup("later torch's trace tracker is attached and not yet checked")
+                             : vt_py_call("arm_history", err, sizeof err);
     int on = r && !strcmp(r, "on"), later = (r && !strncmp(r, "later", 5)) || (cupy_later && !on);
     int next = later ? VT_HIST_WAIT : VT_HIST_DONE;
     pthread_mutex_lock(&vt_hist_mu);

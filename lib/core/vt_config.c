@@ -35,6 +35,7 @@ static const struct {
     {"VRAMTRACE_PY_WALK", offsetof(struct vt_config, py_walk), 0},
     {"VRAMTRACE_PY_WAIT", offsetof(struct vt_config, py_wait), 1},
     {"VRAMTRACE_BRIDGE_TIMEOUT", offsetof(struct vt_config, bridge_timeout), 1},
+    {"VRAMTRACE_TORCH_TRACKER", offsetof(struct vt_config, torch_tracker), 0},
     {"VRAMTRACE_TORCH_HISTORY", offsetof(struct vt_config, torch_history), 0},
     {"VRAMTRACE_TORCH_SAMPLE", offsetof(struct vt_config, torch_sample), 0},
     {"VRAMTRACE_CUPY_BLOCKS", offsetof(struct vt_config, cupy_blocks), 0},

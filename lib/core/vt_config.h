@@ -21,6 +21,7 @@ struct vt_config {
     double interval;    /* seconds; 0: off */
     int keep;           /* interval dumps kept; 0: all */
     double bridge_timeout; /* seconds the dumper waits for the GIL; 0: no bridges */
+    int torch_tracker;  /* torch's blocks through its allocator's trace tracker (lib/hooks/vt_torch.c) */
     int torch_history;  /* VT_HISTORY_*: when to switch on torch's block history */
     int torch_sample;   /* with VT_HISTORY_DUMP: percent of each second the history is on (100: always) */
     int cupy_blocks;    /* CuPy's blocks reported by a memory hook on the main thread */

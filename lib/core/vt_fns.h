@@ -51,8 +51,9 @@
     X(cudaMalloc) X(cudaMallocPitch) X(cudaMallocManaged) X(cudaFree) \
     X(cudaMallocHost) X(cudaHostAlloc) X(cudaFreeHost)
 
-/* vramtrace's own public hooks, counted like the calls above (include/vramtrace.h). */
-#define VT_PUBLIC_HOOKS(X) X(vramtrace_block_alloc) X(vramtrace_block_free)
+/* vramtrace's own public hooks (include/vramtrace.h), and torch's blocks as its trace tracker tells them
+ * (lib/hooks/vt_torch.c), counted like the calls above. */
+#define VT_PUBLIC_HOOKS(X) X(vramtrace_block_alloc) X(vramtrace_block_free) X(torch_trace_alloc) X(torch_trace_free)
 
 #define VT_ENUM_ITEM(n) VT_FN_##n,
 enum vt_fn {

@@ -29,6 +29,7 @@ struct vt_hotdata {
     int tsc_mode;              /* vt_clock.h: 0 not decided, 1 the TSC, 2 nanoseconds */
     atomic_int graph_captures; /* vt_driver_graph.h: stream captures under way */
     atomic_int history_state;  /* vt_history.h */
+    atomic_int torch_watch;    /* vt_torch.h: torch's trace tracker is not attached and checked yet */
     int interp_direct;         /* vt_python.c: -1 not checked, 0 ask the interpreter, 1 read straight */
     int rt_direct;             /* vt_python.c: the same, for the runtime's state */
     int pc_decided;            /* vt_pycapture.c: set once vt_pc_decide has run (a capture then reads a flag) */

@@ -17,7 +17,7 @@ enum vt_rank {
     VT_RANK_config, VT_RANK_log, VT_RANK_post, VT_RANK_stripe, VT_RANK_selfcost,   /* lib/core */
     VT_RANK_table, VT_RANK_pending,                                                /* lib/table */
     VT_RANK_pycapture, VT_RANK_pystack, VT_RANK_unload, VT_RANK_stack,            /* lib/stacks */
-    VT_RANK_blocks, VT_RANK_graph, VT_RANK_nvtx,                                   /* lib/hooks */
+    VT_RANK_blocks, VT_RANK_torch, VT_RANK_graph, VT_RANK_nvtx,                                 /* lib/hooks */
     VT_RANK_dump,                                                                  /* lib/dump */
     VT_RANK_bridge, VT_RANK_history,                                               /* lib/bridges */
     VT_RANK_signal, VT_RANK_listen, VT_RANK_dumper, VT_RANK_metrics_file,          /* lib/roof */

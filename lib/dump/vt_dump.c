@@ -40,6 +40,7 @@
 #include "vt_sigguard.h"
 #include "vt_stack.h"
 #include "vt_table.h"
+#include "vt_torch.h"
 #include "vt_module.h"
 
 #define VT_REASON_WORD(e, word) word,
@@ -319,6 +320,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
 
     if (bridge)
         vt_outs(f, bridge);
+    vt_torch_write(f);
 
     static const struct { const char *name; size_t off; } counters[] = {
         {"unknown_frees", offsetof(struct vt_counters, unknown_frees)},

@@ -35,7 +35,7 @@ static void vt_owner_word(const char *name, char *out)
         strcpy(out, "native");
 }
 
-static uint64_t vt_owner_index(const char *name)
+uint64_t vt_block_owner_of(const char *name)
 {
     char w[VT_OWNER_LEN];
     vt_owner_word(name, w);
@@ -77,7 +77,7 @@ void vramtrace_block_alloc(const void *ptr, size_t size, int device, const char 
     a.kind = VT_KIND_BLOCK;
     a.api = VT_FN_vramtrace_block_alloc;
     a.device = (int16_t)(device >= 0 && device < VT_MAX_DEVICES ? device : -1);
-    a.x.owner = vt_owner_index(allocator);
+    a.x.owner = vt_block_owner_of(allocator);
     a.stack = vt_stack_capture();
     vt_table_add(&a);
     /* A block at the start of a driver allocation (a pool's first block of a fresh segment): that
@@ -90,7 +90,7 @@ int vramtrace_pool_segment(const void *ptr, const char *allocator)
 {
     int saved = errno;
     vt_activate();
-    int found = ptr && vt_table_set_owner((uintptr_t)ptr, vt_owner_index(allocator), 1);
+    int found = ptr && vt_table_set_owner((uintptr_t)ptr, vt_block_owner_of(allocator), 1);
     errno = saved;
     return found ? 0 : -1;
 }

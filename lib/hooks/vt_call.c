@@ -11,6 +11,7 @@
 #include "vt_pending.h"
 #include "vt_real.h"
 #include "vt_stack.h"
+#include "vt_torch.h"
 
 struct vt_tls {
     int outer_api;   /* 0 when no runtime call is in progress on this thread */
@@ -63,6 +64,7 @@ VT_HOT static void vt_begin_common(struct vt_call *c, enum vt_fn api)
 VT_HOT void vt_call_alloc_begin(struct vt_call *c, enum vt_fn api)
 {
     vt_begin_common(c, api);
+    vt_torch_watch(api);
     if (!vt_tls.outer_api)
         c->stack = vt_stack_capture();
     vt_self_ready(c);
@@ -100,6 +102,8 @@ VT_HOT void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocat
     } else {
         c->stack = allocating ? vt_stack_capture() : 0;
     }
+    if (allocating)
+        vt_torch_watch(api);
     vt_tls.outer_api = (int)c->api;
     vt_tls.outer_stack = c->stack;
     vt_tls.outer_seen = 0;
@@ -166,6 +170,8 @@ VT_HOT void vt_call_record_alloc(struct vt_call *c, int ok, int oom, int result,
         a->stack = c->stack;
         vt_table_add(a);
         vt_post_alloc_seen();
+        if (a->kind == VT_KIND_DEVICE || a->kind == VT_KIND_VMM_MAP)
+            vt_torch_made(a->addr, a->size, a->device);
     } else {
         vt_count_failure(c->api);
         if (oom) {

@@ -177,6 +177,11 @@ VT_HOT __attribute__((noinline)) static uintptr_t vt_program_caller(void)
     return 0;
 }
 
+__attribute__((noinline)) uintptr_t vt_stack_caller(void)
+{
+    return vt_program_caller();
+}
+
 /* A pair's frames are taken on trust once this many unwinds found them again; after that, one reuse in
  * VT_REUSE_CHECK, drawn at random (a fixed period would keep missing a path that comes back in step
  * with it: one call in two), unwinds anyway, to see whether the frames still are the same. */
@@ -211,10 +216,21 @@ static uint64_t vt_pair_hash(uint32_t py, uintptr_t caller)
  * for as many as the most seen so far (vt_own_seen), and again for more when a new route has more. */
 static int vt_own_seen = 4;
 
+__thread uintptr_t vt_stack_skip_lo __attribute__((tls_model("initial-exec")));
+__thread uintptr_t vt_stack_skip_hi __attribute__((tls_model("initial-exec")));
+
 static int vt_own_count(void *const *raw, int got)
 {
     int skip = 0;
     while (skip < got && (uintptr_t)raw[skip] >= vt_hotdata.self_lo && (uintptr_t)raw[skip] < vt_hotdata.self_hi)
+        skip++;
+    return skip;
+}
+
+/* After our own: the frames of the code the thread asked to leave out (vt_stack_skip_lo). */
+static int vt_skipped_count(void *const *raw, int got, int skip)
+{
+    while (skip < got && (uintptr_t)raw[skip] >= vt_stack_skip_lo && (uintptr_t)raw[skip] < vt_stack_skip_hi)
         skip++;
     return skip;
 }
@@ -234,7 +250,7 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
             vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
         return rc->id;
     }
-    void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + 1];
+    void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + VT_SKIP_FRAMES + 1];
     int got = 0, skip = 0;
     if (depth > 0) {
         /* Sequentially consistent, against the fork handler's store to vt_forking and its sum of these. */
@@ -246,11 +262,12 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
             vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
         }
         int own = __atomic_load_n(&vt_own_seen, __ATOMIC_RELAXED);
+        int extra = VT_UNLIKELY(vt_stack_skip_hi != 0) ? VT_SKIP_FRAMES : 0;
         for (;;) {
-            got = unw_backtrace(raw, depth + own);
+            got = unw_backtrace(raw, depth + own + extra);
             skip = vt_own_count(raw, got);
             /* More of ours than asked for, so the program's frames were cut short: again, with room. */
-            if (got < depth + own || skip <= own || own >= VT_OWN_FRAMES)
+            if (got < depth + own + extra || skip <= own || own >= VT_OWN_FRAMES)
                 break;
             own = skip < VT_OWN_FRAMES ? skip : VT_OWN_FRAMES;
             int seen = __atomic_load_n(&vt_own_seen, __ATOMIC_RELAXED);
@@ -259,6 +276,8 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
                 ;
         }
         vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
+        if (extra)
+            skip = vt_skipped_count(raw, got, skip);
     }
     int n = got - skip;
     if (n > depth)
@@ -310,8 +329,11 @@ VT_HOT uint32_t vt_stack_capture(void)
      * is unwound and no pair kept: the library that allocated (what names cuBLAS's or NCCL's memory),
      * for about the cost of none. */
     if (depth == 1 && caller) {
+        /* A caller in code the thread leaves out (an allocator telling us of its block): its Python frames
+         * alone. */
+        int left_out = VT_UNLIKELY(caller - vt_stack_skip_lo < vt_stack_skip_hi - vt_stack_skip_lo);
         uintptr_t key[2] = {caller, py};
-        const struct vt_stack *one = vt_stack_intern(key, 1);
+        const struct vt_stack *one = vt_stack_intern(key + left_out, (uint32_t)!left_out);
         if (timed)
             vt_self_part(VT_SELF_NATIVE, vt_ticks_fenced() - t1);
         return one ? one->id : 0;

@@ -25,6 +25,17 @@ uint32_t vt_stack_capture(void);
 /* What vt_stack_capture will read, asked for from memory without waiting (vt_pycapture_prefetch). */
 void vt_stack_prefetch(void);
 
+/* Frames of code between [lo, hi) at the top of a stack are left out like our own, while set on the
+ * thread: an allocator's own frames above the blocks it tells us of (lib/hooks/vt_torch.c), which name
+ * its inner paths, not the program's call. VT_SKIP_FRAMES more frames are unwound meanwhile. */
+#define VT_SKIP_FRAMES 12
+extern __thread uintptr_t vt_stack_skip_lo __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t vt_stack_skip_hi __attribute__((tls_model("initial-exec")));
+
+/* The program's return address into the hook that called us (along our own frame pointers), 0 if none
+ * is found among the first frames. */
+uintptr_t vt_stack_caller(void);
+
 /* Captures that took the native frames of an earlier one (same Python stack and caller, vt_stack.c). */
 uint64_t vt_stack_reused(void);
 

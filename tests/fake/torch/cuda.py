@@ -12,6 +12,13 @@ import types
 
 _rt = ctypes.CDLL("libcudart.so.13")
 _mode = os.environ.get("VRAMTRACE_FAKE_TORCH", "")
+_c10 = None
+if _mode == "native":
+    _c10 = ctypes.CDLL(os.environ["VRAMTRACE_FAKE_C10_LIB"])
+    _c10.fake_c10_malloc.restype = ctypes.c_void_p
+    _c10.fake_c10_malloc.argtypes = (ctypes.c_size_t,)
+    _c10.fake_c10_free.argtypes = (ctypes.c_void_p,)
+    _c10.fake_c10_allocated.restype = _c10.fake_c10_reserved.restype = ctypes.c_ulonglong
 _initialized = False
 MiB = 1 << 20
 
@@ -44,6 +51,11 @@ class _Allocator:
         global _initialized
         _initialized = True
         size = max(512, (nbytes + 511) // 512 * 512)
+        if _c10 is not None:
+            p = _c10.fake_c10_malloc(size)
+            if not p:
+                raise RuntimeError("CUDA out of memory")
+            return ("native", p)
         frames = self._frames()
         if _mode == "async":
             p = ctypes.c_void_p()
@@ -76,6 +88,9 @@ class _Allocator:
 
     def free(self, handle):
         where, addr = handle
+        if where == "native":
+            _c10.fake_c10_free(addr)
+            return
         if where == "async":
             _rt.cudaFreeAsync(ctypes.c_void_p(addr), None)
             del self.async_live[addr]
@@ -114,12 +129,16 @@ def current_device():
 
 
 def memory_allocated(device=None):
+    if _c10 is not None:
+        return _c10.fake_c10_allocated()
     if _mode == "async":
         return sum(_allocator.async_live.values())
     return sum(b[1] for s in _allocator.segments for b in s.blocks if b[3] != "inactive")
 
 
 def memory_reserved(device=None):
+    if _c10 is not None:
+        return _c10.fake_c10_reserved()
     if _mode == "async":
         return sum(_allocator.async_live.values())
     return sum(s.size for s in _allocator.segments)
@@ -133,7 +152,10 @@ def memory_stats(device=None):
 
 
 def empty_cache():
-    _allocator.empty_cache()
+    if _c10 is not None:
+        _c10.fake_c10_empty_cache()
+    else:
+        _allocator.empty_cache()
 
 
 def _snapshot():

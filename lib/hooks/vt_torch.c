@@ -1,0 +1,627 @@
+/* Torch's trace tracker (vt_torch.h): found, attached, checked, and each entry it gets made into our
+ * table's blocks and the segments kept here.
+ *
+ * Found: the first segment c10's allocator asks for (a cudaMalloc, or an expandable segment's address
+ * reservation or physical memory, from libc10_cuda) means its device allocators exist. Its allocator
+ * object is c10::cuda::CUDACachingAllocator::allocator (exported); the tracker is attached through the
+ * object's own virtual attachAllocatorTraceTracker, found among the exported functions its vtable
+ * points to, and only when that is torch's native caching allocator's: the cudaMallocAsync backend's and
+ * a pluggable allocator's throw, and their tensors are driver allocations we see anyway.
+ * Checked: torch's TraceEntry is read at the offsets of a layout known per torch version. The first entry
+ * must be the segment our hook saw made on the same thread just before (its action, address, size and
+ * device); the version's own layout is tried first, the others after. Until then the tracker is pending;
+ * if the check fails it is off (the entries it still gets are dropped) and torch's block history is
+ * used as before. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vt_blocks.h"
+#include "vt_call.h"
+#include "vt_config.h"
+#include "vt_format.h"
+#include "vt_lock.h"
+#include "vt_module.h"
+#include "vt_real.h"
+#include "vt_records.h"
+#include "vt_stack.h"
+#include "vt_text.h"
+#include "vt_thread.h"
+#include "vt_torch.h"
+
+/* c10::cuda::CUDACachingAllocator::allocator, a std::atomic<CUDAAllocator*>. */
+#define VT_C10_ALLOCATOR "_ZN3c104cuda20CUDACachingAllocator9allocatorE"
+#define VT_C10_LIB "libc10_cuda.so"
+/* The parameter our tracker is passed as: std::function<void(const TraceEntry&)> (vt_torch_attach.cpp). */
+#define VT_TRACKER_PARAM "St8functionIFvRK"
+#define VT_VTABLE_SLOTS 192
+
+/* The actions of an entry we act on. */
+enum { VT_ACT_ALLOC, VT_ACT_FREE, VT_ACT_SEG_ALLOC, VT_ACT_SEG_FREE, VT_ACT_SEG_MAP, VT_ACT_SEG_UNMAP, VT_ACTS };
+
+/* Where a torch version keeps an entry's fields: byte offsets, the device's width (c10::DeviceIndex is
+ * one byte; an int before), and the values of the actions (its enum). pool: offset of the MempoolId_t
+ * (two 64-bit ids), 0 when the entry has none. */
+struct vt_layout {
+    const char *name;     /* the versions whose headers it was read from */
+    const char *versions; /* version prefixes it is tried first for, apart by spaces */
+    uint8_t action, device, device_bytes, addr, size, pool;
+    int8_t act[VT_ACTS];
+};
+
+static const struct vt_layout vt_layouts[] = {
+    /* action_ (enum), device_ (DeviceIndex), addr_, context_ (shared_ptr), stream_, size_, mempool_, time_,
+     * compile_context_, user_metadata_. */
+    {"2.6-2.11", "2.6 2.7 2.8 2.9 2.10 2.11", 0, 4, 1, 8, 40, 48, {0, 1, 3, 4, 5, 6}},
+    /* action_, device_ (int), addr_, context_, stream_, size_. */
+    {"2.1-2.5", "2.1 2.2 2.3 2.4 2.5", 0, 4, 4, 8, 40, 0, {0, 1, 3, 4, 5, 6}},
+};
+#define VT_NLAYOUTS (sizeof vt_layouts / sizeof vt_layouts[0])
+
+enum { VT_TORCH_WATCH, VT_TORCH_PENDING, VT_TORCH_ON, VT_TORCH_OFF };
+static atomic_int vt_state;
+static const struct vt_layout *vt_layout; /* set before the state turns ON (release) */
+static char vt_why[400];                  /* what the dump says; written before the state changes */
+static char vt_version[48];
+static uint64_t vt_owner;                 /* "torch" among the block owners (vt_blocks.h) */
+static uintptr_t vt_c10_lo, vt_c10_hi;    /* libc10_cuda's code: the allocator's own frames */
+
+/* On the thread that attached (the first entry comes to it), what its hooks saw made since: the range
+ * of its last segment, or of the mappings an expandable segment made in a row. */
+static __thread struct {
+    uint64_t lo, hi;
+    int device, set, attacher;
+} vt_made __attribute__((tls_model("initial-exec")));
+
+/* Torch's segments: fixed ones as they were made, an expandable one's mapped ranges merged. */
+struct vt_tseg {
+    uint64_t addr, size, pool[2];
+    int16_t device;
+    uint8_t expandable, has_pool;
+};
+static pthread_mutex_t vt_seg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct vt_tseg *vt_segs;
+static size_t vt_nsegs, vt_capsegs;
+static int vt_segs_lost; /* out of memory once: the list is not whole */
+
+static void vt_torch_init(void)
+{
+    if (vt_cfg.torch_tracker) {
+        atomic_store(&vt_hotdata.torch_watch, 1);
+    } else {
+        snprintf(vt_why, sizeof vt_why, "VRAMTRACE_TORCH_TRACKER=off");
+        atomic_store(&vt_state, VT_TORCH_OFF);
+    }
+}
+
+static void vt_decided(int state)
+{
+    atomic_store_explicit(&vt_state, state, memory_order_release);
+    atomic_store(&vt_hotdata.torch_watch, 0);
+}
+
+__attribute__((format(printf, 1, 2))) static void vt_off(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(vt_why, sizeof vt_why, fmt, ap);
+    va_end(ap);
+    vt_decided(VT_TORCH_OFF);
+}
+
+int vt_torch_tracking(void)
+{
+    int s = atomic_load_explicit(&vt_state, memory_order_acquire);
+    return s == VT_TORCH_ON ? 1 : s == VT_TORCH_PENDING ? -1 : 0;
+}
+
+static int vt_is_c10(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return !strncmp(b ? b + 1 : path, VT_C10_LIB, sizeof VT_C10_LIB - 1);
+}
+
+/* torch/version.py beside torch/lib/libc10_cuda.so: __version__ = '2.11.0+cu130'. Only a version's
+ * layout is tried first; every layout is checked the same (a file someone planted picks nothing). */
+static void vt_read_version(const char *c10)
+{
+    snprintf(vt_version, sizeof vt_version, "unknown");
+    char path[PATH_MAX];
+    const char *lib = strrchr(c10, '/');
+    int n = lib ? snprintf(path, sizeof path, "%.*s/../version.py", (int)(lib - c10), c10) : -1;
+    if (n < 0 || (size_t)n >= sizeof path)
+        return;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    char text[4096];
+    ssize_t got = -1;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        got = read(fd, text, sizeof text - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return;
+    text[got] = 0;
+    const char *v = strstr(text, "__version__");
+    v = v ? strpbrk(v, "'\"") : NULL;
+    if (!v)
+        return;
+    size_t len = strcspn(v + 1, "'\"\n");
+    char word[sizeof vt_version];
+    if (len == 0 || len >= sizeof word || v[1 + len] != v[0])
+        return;
+    memcpy(word, v + 1, len);
+    word[len] = 0;
+    vt_text_escape(vt_version, sizeof vt_version, word, len, 1);
+}
+
+static int vt_version_is(const struct vt_layout *l)
+{
+    /* "2.11.0+cu130" is 2.11's, not 2.1's: a prefix must end at a dot. */
+    char want[64];
+    for (const char *p = l->versions; *p;) {
+        size_t n = strcspn(p, " ");
+        if (n + 2 < sizeof want) {
+            snprintf(want, sizeof want, "%.*s.", (int)n, p);
+            if (!strncmp(vt_version, want, n + 1))
+                return 1;
+        }
+        p += n + (p[n] == ' ');
+    }
+    return 0;
+}
+
+/* The allocator's attachAllocatorTraceTracker: among the functions its vtable points to, the one whose
+ * exported name says so. NULL with why filled when none can be used. */
+static void *vt_find_attach(void *obj, const Dl_info *c10, char *why, size_t len)
+{
+    void *const *vtbl = *(void *const *const *)obj;
+    Dl_info si;
+    if (!vtbl || !dladdr((const void *)vtbl, &si) || si.dli_fbase != c10->dli_fbase) {
+        snprintf(why, len, "the CUDA allocator object's vtable is not in %s", VT_C10_LIB);
+        return NULL;
+    }
+    for (int i = 0; i < VT_VTABLE_SLOTS; i++) {
+        Dl_info fi;
+        if (!dladdr((const void *)&vtbl[i], &si) || si.dli_fbase != c10->dli_fbase || !dladdr(vtbl[i], &fi))
+            break; /* past the vtable */
+        if (!fi.dli_sname || fi.dli_saddr != vtbl[i] || !strstr(fi.dli_sname, "attachAllocatorTraceTracker"))
+            continue;
+        if (!strstr(fi.dli_sname, "NativeCachingAllocator")) {
+            snprintf(why, len, "torch's CUDA allocator is not its native caching allocator (backend:cudaMallocAsync "
+                     "or a pluggable allocator): no trace tracker; its memory is the driver's allocations");
+            return NULL;
+        }
+        if (!strstr(fi.dli_sname, VT_TRACKER_PARAM)) {
+            snprintf(why, len, "attachAllocatorTraceTracker takes something else than a std::function in this torch");
+            return NULL;
+        }
+        return vtbl[i];
+    }
+    snprintf(why, len, "no exported attachAllocatorTraceTracker among the CUDA allocator's virtual functions");
+    return NULL;
+}
+
+struct vt_code_of {
+    uintptr_t base, lo, hi;
+};
+
+static int vt_code_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct vt_code_of *c = arg;
+    if (info->dlpi_addr != c->base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!c->lo || lo < c->lo)
+            c->lo = lo;
+        if (hi > c->hi)
+            c->hi = hi;
+    }
+    return 1;
+}
+
+static void vt_attach(const Dl_info *c10)
+{
+    struct vt_code_of code = {(uintptr_t)c10->dli_fbase, 0, 0};
+    dl_iterate_phdr(vt_code_range, &code);
+    vt_c10_lo = code.lo;
+    vt_c10_hi = code.hi;
+    char why[sizeof vt_why];
+    vt_read_version(c10->dli_fname);
+    vt_real_dlsym_resolve();
+    void *h = dlopen(c10->dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+    void *const *slot = h && vt_real_dlsym ? vt_real_dlsym(h, VT_C10_ALLOCATOR) : NULL;
+    void *obj = slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : NULL;
+    if (h)
+        dlclose(h);
+    if (!obj) {
+        vt_off("torch %s: no CUDA allocator object (%s) in %s", vt_version, "CUDACachingAllocator::allocator", VT_C10_LIB);
+        return;
+    }
+    void *attach = vt_find_attach(obj, c10, why, sizeof why);
+    if (!attach) {
+        vt_off("torch %s: %s", vt_version, why);
+        return;
+    }
+    vt_owner = vt_block_owner_of("torch");
+    vt_made.attacher = 1;
+    vt_made.set = 0;
+    vt_torch_call_attach(attach, obj);
+}
+
+void vt_torch_look(enum vt_fn api)
+{
+    if (api != VT_FN_cudaMalloc && api != VT_FN_cuMemAlloc_v2 && api != VT_FN_cuMemCreate &&
+        api != VT_FN_cuMemAddressReserve)
+        return;
+    if (atomic_load(&vt_state) != VT_TORCH_WATCH)
+        return;
+    uintptr_t caller = vt_stack_caller();
+    Dl_info di;
+    if (!caller || !dladdr((const void *)caller, &di) || !di.dli_fname || !vt_is_c10(di.dli_fname))
+        return;
+    int watch = VT_TORCH_WATCH;
+    if (!atomic_compare_exchange_strong(&vt_state, &watch, VT_TORCH_PENDING))
+        return;
+    int saved = errno;
+    vt_attach(&di);
+    errno = saved;
+}
+
+void vt_torch_saw(uint64_t addr, uint64_t size, int device)
+{
+    if (atomic_load(&vt_state) != VT_TORCH_PENDING || !vt_made.attacher || !size)
+        return;
+    /* Mappings made in a row (an expandable segment maps page by page) are one range. */
+    if (vt_made.set && addr == vt_made.hi && device == vt_made.device) {
+        vt_made.hi = addr + size;
+        return;
+    }
+    vt_made.lo = addr;
+    vt_made.hi = addr + size;
+    vt_made.device = device;
+    vt_made.set = 1;
+}
+
+static int64_t vt_field(const void *e, unsigned off, unsigned bytes)
+{
+    int64_t v = 0;
+    if (bytes == 1) {
+        int8_t b;
+        memcpy(&b, (const char *)e + off, 1);
+        v = b;
+    } else if (bytes == 4) {
+        int32_t w;
+        memcpy(&w, (const char *)e + off, 4);
+        v = w;
+    } else {
+        memcpy(&v, (const char *)e + off, 8);
+    }
+    return v;
+}
+
+struct vt_entry {
+    int action; /* VT_ACT_*, -1 for the others */
+    uint64_t addr, size, pool[2];
+    int device, has_pool;
+};
+
+static void vt_read(const void *e, const struct vt_layout *l, struct vt_entry *out)
+{
+    int raw = (int)vt_field(e, l->action, 4);
+    out->action = -1;
+    for (int a = 0; a < VT_ACTS; a++)
+        if (l->act[a] == raw)
+            out->action = a;
+    out->device = (int)vt_field(e, l->device, l->device_bytes);
+    out->addr = (uint64_t)vt_field(e, l->addr, 8);
+    out->size = (uint64_t)vt_field(e, l->size, 8);
+    out->has_pool = l->pool != 0;
+    out->pool[0] = l->pool ? (uint64_t)vt_field(e, l->pool, 8) : 0;
+    out->pool[1] = l->pool ? (uint64_t)vt_field(e, l->pool + 8, 8) : 0;
+}
+
+/* The entry is the segment just made: a fixed one is the cudaMalloc itself, an expandable one's mapping
+ * ends where the mappings made in a row end. */
+static int vt_matches(const struct vt_entry *e)
+{
+    if (!vt_made.set || (vt_made.device >= 0 && e->device != vt_made.device))
+        return 0;
+    if (e->action == VT_ACT_SEG_ALLOC)
+        return e->addr == vt_made.lo && e->size == vt_made.hi - vt_made.lo;
+    if (e->action == VT_ACT_SEG_MAP)
+        return e->addr <= vt_made.lo && e->size && e->addr + e->size == vt_made.hi;
+    return 0;
+}
+
+static void vt_handle(const struct vt_entry *e);
+
+static void vt_check_first(const void *raw)
+{
+    const struct vt_layout *own = NULL;
+    for (size_t i = 0; i < VT_NLAYOUTS && !own; i++)
+        if (vt_version_is(&vt_layouts[i]))
+            own = &vt_layouts[i];
+    const struct vt_layout *order[VT_NLAYOUTS + 1];
+    size_t n = 0;
+    if (own)
+        order[n++] = own;
+    for (size_t i = 0; i < VT_NLAYOUTS; i++)
+        if (&vt_layouts[i] != own)
+            order[n++] = &vt_layouts[i];
+    struct vt_entry e;
+    for (size_t i = 0; i < n; i++) {
+        vt_read(raw, order[i], &e);
+        if (!vt_matches(&e))
+            continue;
+        vt_layout = order[i];
+        snprintf(vt_why, sizeof vt_why,
+                 "torch %s, trace entries read as torch %s's%s, checked against its first segment (0x%llx, %llu bytes)",
+                 vt_version, order[i]->name, order[i] == own ? "" : " (not this version's own)",
+                 (unsigned long long)e.addr, (unsigned long long)e.size);
+        vt_decided(VT_TORCH_ON);
+        vt_handle(&e);
+        return;
+    }
+    vt_read(raw, order[0], &e);
+    if (vt_made.set)
+        vt_off("torch %s: its first trace entry is not the segment just made (0x%llx, %llu bytes): read as torch %s's, "
+               "action %d at 0x%llx, %llu bytes; torch's block history is used instead",
+               vt_version, (unsigned long long)vt_made.lo, (unsigned long long)(vt_made.hi - vt_made.lo),
+               order[0]->name, e.action, (unsigned long long)e.addr, (unsigned long long)e.size);
+    else
+        vt_off("torch %s: a trace entry came before the segment it was to be checked against; torch's block history "
+               "is used instead", vt_version);
+}
+
+/* ---- torch's segments ---- */
+
+static struct vt_tseg *vt_seg_new(void)
+{
+    if (vt_nsegs == vt_capsegs) {
+        size_t cap = vt_capsegs ? 2 * vt_capsegs : 64;
+        struct vt_tseg *n = realloc(vt_segs, cap * sizeof *n);
+        if (!n) {
+            vt_segs_lost = 1;
+            return NULL;
+        }
+        vt_segs = n;
+        vt_capsegs = cap;
+    }
+    return &vt_segs[vt_nsegs++];
+}
+
+static void vt_seg_drop(size_t i)
+{
+    vt_segs[i] = vt_segs[--vt_nsegs];
+}
+
+static void vt_seg_add(const struct vt_entry *e, int expandable)
+{
+    vt_mutex_lock(&vt_seg_mu);
+    /* A mapping next to a mapped range of the same device grows it; one between two joins them. */
+    size_t left = vt_nsegs, right = vt_nsegs;
+    for (size_t i = 0; expandable && i < vt_nsegs; i++) {
+        const struct vt_tseg *s = &vt_segs[i];
+        if (!s->expandable || s->device != e->device)
+            continue;
+        if (s->addr + s->size == e->addr)
+            left = i;
+        else if (s->addr == e->addr + e->size)
+            right = i;
+    }
+    if (left < vt_nsegs && right < vt_nsegs) {
+        vt_segs[left].size += e->size + vt_segs[right].size;
+        vt_seg_drop(right);
+    } else if (left < vt_nsegs) {
+        vt_segs[left].size += e->size;
+    } else if (right < vt_nsegs) {
+        vt_segs[right].addr = e->addr;
+        vt_segs[right].size += e->size;
+    } else {
+        struct vt_tseg *s = vt_seg_new();
+        if (s)
+            *s = (struct vt_tseg){.addr = e->addr, .size = e->size, .device = (int16_t)e->device,
+                                  .expandable = (uint8_t)expandable, .has_pool = (uint8_t)e->has_pool,
+                                  .pool = {e->pool[0], e->pool[1]}};
+    }
+    vt_mutex_unlock(&vt_seg_mu);
+}
+
+static void vt_seg_remove(const struct vt_entry *e, int expandable)
+{
+    vt_mutex_lock(&vt_seg_mu);
+    for (size_t i = 0; i < vt_nsegs; i++) {
+        struct vt_tseg *s = &vt_segs[i];
+        if (s->expandable != expandable || s->device != e->device)
+            continue;
+        if (!expandable) {
+            if (s->addr == e->addr) {
+                vt_seg_drop(i);
+                break;
+            }
+            continue;
+        }
+        /* An unmapping cuts its range out of the mapped range that holds it. */
+        if (e->addr < s->addr || e->addr - s->addr >= s->size)
+            continue;
+        uint64_t end = s->addr + s->size, cut = e->addr + e->size < end ? e->addr + e->size : end;
+        struct vt_tseg right = *s;
+        right.addr = cut;
+        right.size = end - cut;
+        s->size = e->addr - s->addr;
+        if (!s->size) {
+            vt_seg_drop(i);
+            s = NULL;
+        }
+        if (right.size) {
+            struct vt_tseg *r = vt_seg_new();
+            if (r)
+                *r = right;
+        }
+        break;
+    }
+    vt_mutex_unlock(&vt_seg_mu);
+}
+
+/* ---- the entries ---- */
+
+static void vt_block_alloc(const struct vt_entry *e)
+{
+    /* The stack starts at the program's call into torch: the allocator's own frames above it (which
+     * path inside it found the block) are left out, or one call site would be several. */
+    vt_stack_skip_lo = vt_c10_lo;
+    vt_stack_skip_hi = vt_c10_hi;
+    struct vt_call c;
+    vt_call_alloc_begin(&c, VT_FN_torch_trace_alloc);
+    vt_stack_skip_lo = vt_stack_skip_hi = 0;
+    struct vt_alloc a;
+    memset(&a, 0, sizeof a);
+    a.addr = e->addr;
+    a.size = e->size;
+    a.kind = VT_KIND_BLOCK;
+    a.device = (int16_t)(e->device >= 0 && e->device < VT_MAX_DEVICES ? e->device : -1);
+    a.x.owner = vt_owner;
+    vt_call_alloc_end(&c, 1, 0, 0, &a);
+}
+
+static void vt_block_free(const struct vt_entry *e)
+{
+    struct vt_call c;
+    vt_call_free_begin(&c, VT_FN_torch_trace_free, e->addr, VT_KIND_BLOCK);
+    vt_call_free_end(&c, 1);
+}
+
+static void vt_handle(const struct vt_entry *e)
+{
+    switch (e->action) {
+    case VT_ACT_ALLOC:
+        if (e->addr)
+            vt_block_alloc(e);
+        break;
+    case VT_ACT_FREE:
+        /* torch's allocated total drops when the free is asked for, not when a stream's use of the block
+         * lets it complete (FREE_COMPLETED, not read). */
+        if (e->addr)
+            vt_block_free(e);
+        break;
+    case VT_ACT_SEG_ALLOC:
+    case VT_ACT_SEG_MAP:
+        vt_seg_add(e, e->action == VT_ACT_SEG_MAP);
+        break;
+    case VT_ACT_SEG_FREE:
+    case VT_ACT_SEG_UNMAP:
+        vt_seg_remove(e, e->action == VT_ACT_SEG_UNMAP);
+        break;
+    default:
+        break;
+    }
+}
+
+void vt_torch_event(const void *raw)
+{
+    int state = atomic_load_explicit(&vt_state, memory_order_acquire);
+    if (VT_LIKELY(state == VT_TORCH_ON)) {
+        struct vt_entry e;
+        vt_read(raw, vt_layout, &e);
+        vt_handle(&e);
+        return;
+    }
+    /* Pending: the first entry, on the thread that attached, decides; others' before it are dropped
+     * (another device's first segment made at the same moment). */
+    if (state == VT_TORCH_PENDING && vt_made.attacher) {
+        int saved = errno;
+        vt_check_first(raw);
+        errno = saved;
+    }
+}
+
+/* ---- the dump ---- */
+
+static int vt_c10_found(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    return info->dlpi_name && vt_is_c10(info->dlpi_name);
+}
+
+void vt_torch_write(struct vt_out *f)
+{
+    int state = atomic_load_explicit(&vt_state, memory_order_acquire);
+    /* A process without torch's CUDA library hears nothing of it. */
+    if (state == VT_TORCH_WATCH && !dl_iterate_phdr(vt_c10_found, NULL))
+        return;
+    size_t n = 0;
+    struct vt_tseg *copy = NULL;
+    int lost = 0;
+    if (state == VT_TORCH_ON) {
+        vt_mutex_lock(&vt_seg_mu);
+        n = vt_nsegs;
+        copy = n ? malloc(n * sizeof *copy) : NULL;
+        if (copy)
+            memcpy(copy, vt_segs, n * sizeof *copy);
+        lost = vt_segs_lost || (n && !copy);
+        vt_mutex_unlock(&vt_seg_mu);
+        if (!copy)
+            n = 0;
+    }
+    const char *word = state == VT_TORCH_ON ? "on" : state == VT_TORCH_OFF ? "off" : "waiting";
+    const char *detail = state == VT_TORCH_WATCH     ? "torch's caching allocator has not asked for a segment yet"
+                         : state == VT_TORCH_PENDING ? "attached; its first trace entry is not checked yet"
+                                                     : vt_why;
+    vt_outf(f, VT_REC_TRACKER " torch %s ", word);
+    vt_out_text(f, detail, 0);
+    if (lost)
+        vt_outs(f, "; out of memory once: torch's segments are not all listed");
+    vt_outs(f, "\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct vt_tseg *s = &copy[i];
+        char pool[48];
+        if (s->has_pool)
+            snprintf(pool, sizeof pool, "%llu.%llu", (unsigned long long)s->pool[0], (unsigned long long)s->pool[1]);
+        else
+            snprintf(pool, sizeof pool, "-");
+        /* Small segments are 2 MiB (fixed) or grow by 2 MiB pages (expandable); a size that is not a
+         * whole number of the large pool's 20 MiB pages is one of those. */
+        int small = s->expandable ? s->size % (20ull << 20) != 0 : s->size == (2ull << 20);
+        const char *type = small ? "small" : s->expandable ? "-" : "large";
+        vt_outf(f, VT_REC_FMT(SEGMENT), (unsigned long long)s->addr, (unsigned long long)s->size, s->device, "torch",
+                type, pool, s->expandable ? "expandable" : "fixed");
+    }
+    free(copy);
+}
+
+/* ---- fork ---- */
+
+static void vt_torch_prepare(void)
+{
+    vt_mutex_lock(&vt_seg_mu);
+}
+
+static void vt_torch_parent(void)
+{
+    vt_mutex_unlock(&vt_seg_mu);
+}
+
+/* The child forgets the parent's table (vt_table.c), so its segments too. */
+static void vt_torch_child(void)
+{
+    vt_mutex_reset(&vt_seg_mu);
+    vt_nsegs = 0;
+}
+
+VT_MODULE(torch, .init = vt_torch_init, .prepare = vt_torch_prepare, .parent = vt_torch_parent,
+          .child = vt_torch_child);

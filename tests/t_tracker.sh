@@ -1,0 +1,138 @@
+#!/bin/sh
+# TAP: torch's blocks through its allocator's own trace tracker (lib/hooks/vt_torch.c), on the fake c10
+# (tests/fake/c10: torch 2.11's allocator object, TraceEntry and segment rules). A C++-kind program
+# (tests/progs/c10_prog.c, no Python) and a Python one through the fake torch (tests/progs/c10_py.py):
+# every block named by its line from its first allocation, torch's view equal to the allocator's own
+# totals to the byte, with fixed and with expandable segments; the leak named past the tensor factory;
+# and where the tracker cannot be used (a pluggable allocator, entries laid out otherwise, switched off),
+# the dump says why and the program runs on.
+. "$(dirname "$0")/tap.sh"
+echo "1..19"
+
+# run NAME [VAR=VALUE...]: c10_prog under the library in $W/NAME, its output in $W/NAME/run.
+run() {
+  name=$1
+  shift
+  mkdir -p "$W/$name"
+  (cd "$W/$name" && env "$@" VRAMTRACE_DIR="$W/$name" LD_PRELOAD="$B/libvramtrace.so" "$B/tests/c10_prog") \
+    > "$W/$name/run" 2> "$W/$name/err"
+  echo $? > "$W/$name/rc"
+}
+dump_of() { awk -v n="$2" '$1 == "dump" && $2 == n { print $3 }' "$W/$1/run"; }
+truth_of() { awk -v n="$2" '$1 == "truth" && $2 == n { print $3, $4 }' "$W/$1/run"; }
+# view FILE: torch's view in report --json as "ALLOCATED RESERVED UNMATCHED NOSTACK", and the share of
+# torch's allocated bytes with a call site as "COVERED ALLOCATED".
+view() {
+  "$V" report --json "$1" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+t = [a for d in r["devices"] for a in d.get("allocators", []) if a["name"] == "torch"]
+c = [a for a in r["stack_coverage"]["allocators"] if a["allocator"] == "torch"]
+print(*(t and (t[0]["allocated"], t[0]["reserved"], t[0]["segments_unmatched"], t[0]["blocks_without_stack"])
+        or ("none",)), *(c and (c[0]["with_stack"], c[0]["allocated"]) or ("none",)))'
+}
+
+run fixed
+d1=$(dump_of fixed 1) d2=$(dump_of fixed 2) d3=$(dump_of fixed 3) d4=$(dump_of fixed 4)
+cp "$W/fixed/err" "$W/out"
+[ "$(cat "$W/fixed/rc")" = 0 ] && [ -f "$d1" ] && [ -f "$d4" ] &&
+  grep -q "^tracker torch on torch 2.11.0+fake, trace entries read as torch 2.6-2.11's, checked against its first segment (0x[0-9a-f]*, 20971520 bytes)$" "$d1"
+check "C program: the tracker attached at torch's first segment and checked against it"
+
+view "$d3" > "$W/out" 2>&1
+set -- $(cat "$W/out") $(truth_of fixed 3)
+[ "$1 $2" = "$7 $8" ] && [ "$3 $4" = "0 0" ] && [ "$5" = "$6" ] && [ "$6" = "$1" ]
+check "torch's view = the allocator's own totals to the byte; every segment matched; every block with its stack"
+
+view "$d4" > "$W/out" 2>&1
+set -- $(cat "$W/out") $(truth_of fixed 4)
+[ "$1 $2" = "$7 $8" ]
+check "after empty_cache(): still equal"
+
+"$V" report "$d3" | sed -n '/^top call sites/,/^caching allocators/p' > "$W/out" 2>&1
+grep -q "^   72.0 MiB in 24 × block (torch), device 0$" "$W/out" && ! grep -q "fake_c10_cuda.cpp" "$W/out" &&
+  grep -A1 "72.0 MiB in 24" "$W/out" | grep -q "make_tensor (c10_prog.c:[0-9]*)$"
+check "report: one site for the leak's 24 blocks, its stack starting at the program's call (the allocator's own frames left out)"
+
+"$V" diff "$d1" "$d2" > "$W/out" 2>&1
+grep -q "^verdict: leak-suspect: .*; most at keep_request (c10_prog.c:[0-9]*) (+24.0 MiB, +8 blocks)$" "$W/out"
+check "diff: leak-suspect at keep_request's line, past the tensor factory"
+
+grep -c "^alloc .* block torch " "$d3" > "$W/out"
+[ "$(cat "$W/out")" = 28 ]
+check "the dump: torch's 28 live blocks are entries of kind block"
+
+readelf -d "$B/libvramtrace.so" > "$W/out" 2>&1
+! grep -q "libstdc++" "$W/out"
+check "the library needs no C++ runtime of its own"
+
+run expandable VRAMTRACE_FAKE_C10=expandable
+e3=$(dump_of expandable 3) e4=$(dump_of expandable 4)
+cp "$W/expandable/err" "$W/out"
+[ "$(cat "$W/expandable/rc")" = 0 ] && grep -q "^tracker torch on " "$e3" && grep -q "^segment .* torch .* expandable$" "$e3"
+check "expandable segments: the tracker on, torch's mapped ranges written as expandable segments"
+
+view "$e3" > "$W/out" 2>&1
+set -- $(cat "$W/out") $(truth_of expandable 3)
+[ "$1 $2" = "$7 $8" ] && [ "$3 $4" = "0 0" ] && [ "$5" = "$6" ]
+check "expandable: torch's view = the allocator's totals; every range matched to its mappings"
+
+view "$e4" > "$W/out" 2>&1
+set -- $(cat "$W/out") $(truth_of expandable 4)
+[ "$1 $2" = "$7 $8" ]
+check "expandable, after empty_cache() unmapped the free pages: still equal"
+
+run pluggable VRAMTRACE_FAKE_C10=pluggable
+p3=$(dump_of pluggable 3)
+cp "$W/pluggable/err" "$W/out"
+[ "$(cat "$W/pluggable/rc")" = 0 ] && grep -q "^tracker torch off torch 2.11.0+fake: torch's CUDA allocator is not its native caching allocator" "$p3" &&
+  ! grep -q "^alloc .* block torch " "$p3"
+check "a pluggable allocator: its attachAllocatorTraceTracker never called (it aborts), the dump says why"
+
+run layout VRAMTRACE_FAKE_C10=layout
+l3=$(dump_of layout 3)
+cp "$W/layout/err" "$W/out"
+[ "$(cat "$W/layout/rc")" = 0 ] && grep -q "^tracker torch off torch 2.11.0+fake: its first trace entry is not the segment just made" "$l3" &&
+  ! grep -q "^alloc .* block torch " "$l3" && ! grep -q "^segment " "$l3"
+check "entries laid out otherwise: refused at the first one, nothing read from them, the dump says why"
+
+view "$l3" > "$W/out" 2>&1
+grep -q "^none" "$W/out" && "$V" report "$l3" | grep -q "^  tracker       torch's trace tracker off: "
+check "refused: no torch view made up from the entries; the report says the tracker is off"
+
+run off VRAMTRACE_TORCH_TRACKER=off
+grep -q "^tracker torch off VRAMTRACE_TORCH_TRACKER=off$" "$(dump_of off 3)" > "$W/out" 2>&1
+check "VRAMTRACE_TORCH_TRACKER=off: said in the dump"
+
+mkdir -p "$W/plain"
+(cd "$W/plain" && VRAMTRACE_DIR="$W/plain" LD_PRELOAD="$B/libvramtrace.so" "$B/tests/alloc_helper") > "$W/plain/run" 2>&1
+pd=$(awk '$1 == "dump" { print $3; exit }' "$W/plain/run")
+[ -f "$pd" ] && ! grep -q "^tracker " "$pd"
+check "a process without torch's CUDA library: no tracker record"
+
+# A forged dump: torch's blocks as records after the tracker says they are entries.
+awk '{ print } /^segment .* torch / && !done { print "block 0x1000 512 512 active_allocated 0"; done = 1 }' "$d3" > "$W/forged.dump"
+"$V" report "$W/forged.dump" > "$W/out" 2>&1
+[ $? != 0 ] && grep -q "forged.dump:[0-9]*: a 'block' record with torch's tracker on" "$W/out"
+check "the reader refuses torch block records when the tracker is on, naming the line"
+
+# Python, as a PyTorch server: the fake torch hands every tensor to the fake c10, through ctypes, which
+# lets the GIL go as torch's operators do.
+mkdir -p "$W/py"
+(cd "$W/py" && PYTHONPATH="$T/fake:$T/progs" VRAMTRACE_FAKE_TORCH=native VRAMTRACE_FAKE_C10_LIB="$B/fake/torch/lib/libc10_cuda.so" \
+  LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/py" LD_PRELOAD="$B/libvramtrace.so" python3 "$T/progs/c10_py.py") > "$W/py/run" 2>&1
+y1=$(awk '$2 == 1 { print $3 }' "$W/py/run") y2=$(awk '$2 == 2 { print $3 }' "$W/py/run") y3=$(awk '$2 == 3 { print $3 }' "$W/py/run")
+view "$y3" > "$W/out" 2>&1
+set -- $(cat "$W/out") $(awk '$2 == 3 { print $4, $5 }' "$W/py/run")
+[ "$1 $2" = "$7 $8" ] && [ "$3 $4" = "0 0" ] && [ "$5" = "$6" ] && [ "$6" = "$1" ]
+check "Python: torch's view = memory_allocated()/memory_reserved(); every block with its stack"
+
+"$V" report "$y3" > "$W/out" 2>&1
+grep -A1 "^   72.0 MiB in 24 × block (torch)" "$W/out" | grep -q "device_alloc (c10_py.py:[0-9]*)$" &&
+  grep -q "^  history       torch's block history off: torch's trace tracker gives every block its call site$" "$W/out" &&
+  grep -q "^  torch         ok: native allocator: its totals" "$W/out"
+check "Python: blocks named by their Python lines (read without the GIL), torch's history left alone, only its totals asked"
+
+"$V" diff "$y1" "$y2" > "$W/out" 2>&1
+grep -q "^verdict: leak-suspect: .*; most at audit_request (c10_py.py:[0-9]*) (+24.0 MiB, +8 blocks)$" "$W/out"
+check "Python: diff names audit_request's line, past device_alloc"
