@@ -5,9 +5,11 @@
 # every block named by its line from its first allocation, torch's view equal to the allocator's own
 # totals to the byte, with fixed and with expandable segments; the leak named past the tensor factory;
 # and where the tracker cannot be used (a pluggable allocator, entries laid out otherwise, switched off),
-# the dump says why and the program runs on.
+# the dump says why and the program runs on. Then a threaded server that does not leak (each worker holds
+# its last output until its next request), dumped 50 times: no diff against its first dump says
+# leak-suspect; the same server leaking: every one does.
 . "$(dirname "$0")/tap.sh"
-echo "1..19"
+echo "1..22"
 
 # run NAME [VAR=VALUE...]: c10_prog under the library in $W/NAME, its output in $W/NAME/run.
 run() {
@@ -136,3 +138,30 @@ check "Python: blocks named by their Python lines (read without the GIL), torch'
 "$V" diff "$y1" "$y2" > "$W/out" 2>&1
 grep -q "^verdict: leak-suspect: .*; most at audit_request (c10_py.py:[0-9]*) (+24.0 MiB, +8 blocks)$" "$W/out"
 check "Python: diff names audit_request's line, past device_alloc"
+
+# server MODE: py_server.py MODE dumped 50 times; the verdicts of the 49 diffs against its first dump,
+# counted, in $W/server-MODE/verdicts.
+server() {
+  mkdir -p "$W/server-$1"
+  (cd "$W/server-$1" && PYTHONPATH="$T/fake:$T/progs" VRAMTRACE_FAKE_TORCH=native \
+    VRAMTRACE_FAKE_C10_LIB="$B/fake/torch/lib/libc10_cuda.so" LD_LIBRARY_PATH="$B/fake" VRAMTRACE_DIR="$W/server-$1" \
+    LD_PRELOAD="$B/libvramtrace.so" python3 "$T/progs/py_server.py" "$1" 50) > "$W/server-$1/run" 2>&1
+  first=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/server-$1/run")
+  for f in $(awk '$1 == "dump" && $2 > 1 { print $3 }' "$W/server-$1/run"); do
+    "$V" diff "$first" "$f" 2>&1 | sed -n 's/^verdict: \([a-z-]*\):.*/\1/p'
+  done | sort | uniq -c | awk '{ print $2, $1 }' > "$W/server-$1/verdicts"
+}
+server ok
+cp "$W/server-ok/verdicts" "$W/out"
+[ "$(awk '{ n += $2 } END { print n }' "$W/server-ok/verdicts")" = 49 ] && ! grep -q "^leak-suspect" "$W/server-ok/verdicts"
+check "a threaded server that does not leak, dumped 50 times: none of the 49 diffs against its first says leak-suspect"
+
+f=$(awk '$1 == "dump" && $2 == 30 { print $3 }' "$W/server-ok/run")
+"$V" diff "$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/server-ok/run")" "$f" > "$W/out" 2>&1
+grep -q "^verdict: undecided: .*two dumps cannot tell: .* at most 1 each, as their last requests may; \`vramtrace trend .*\` over later dumps of this process can$" "$W/out"
+check "diff says two dumps cannot tell the workers' held outputs from a leak, and names the trend command"
+
+server leak
+cp "$W/server-leak/verdicts" "$W/out"
+[ "$(cat "$W/server-leak/verdicts")" = "leak-suspect 49" ]
+check "the same server keeping every output: all 49 diffs say leak-suspect"

@@ -616,11 +616,12 @@ static void vt_torch_parent(void)
     vt_mutex_unlock(&vt_seg_mu);
 }
 
-/* The child forgets the parent's table (vt_table.c), so its segments too. */
+/* The child forgets the parent's table (vt_table.c), so its segments too. The forking thread took the
+ * lock in prepare and is the child's one thread: it gives it back, as the table's handler does. */
 static void vt_torch_child(void)
 {
-    vt_mutex_reset(&vt_seg_mu);
     vt_nsegs = 0;
+    vt_mutex_unlock(&vt_seg_mu);
 }
 
 VT_MODULE(torch, .init = vt_torch_init, .prepare = vt_torch_prepare, .parent = vt_torch_parent,
