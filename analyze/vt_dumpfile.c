@@ -403,7 +403,16 @@ static int vt_df_rec_running(struct vt_df_parser *p, struct vt_dumpfile *d, stru
 {
     VT_DF_GROW(d->running, d->nrunning, cap->running);
     struct vt_df_running *v = &d->running[d->nrunning];
-    if (vt_df_nfields(p, VT_F_RUNNING_NF) < 0 || vt_df_u32(p, VT_F_RUNNING_PYSTACK, &v->pystack) < 0)
+    /* The thread's id and when its stack was read, from version 7 on ('-': not known). */
+    int has_tid = d->version >= 7;
+    v->tid = -1;
+    v->at = VT_DF_UNKNOWN;
+    if (vt_df_nfields(p, has_tid ? VT_F_RUNNING_NF : VT_F_RUNNING_TID) < 0 ||
+        vt_df_u32(p, VT_F_RUNNING_PYSTACK, &v->pystack) < 0)
+        return -1;
+    if (has_tid && strcmp(p->field[VT_F_RUNNING_TID], "-") && vt_df_int(p, VT_F_RUNNING_TID, &v->tid, 1, INT32_MAX) < 0)
+        return -1;
+    if (has_tid && vt_df_u64(p, VT_F_RUNNING_AT, &v->at, 1) < 0)
         return -1;
     if (!v->pystack)
         return vt_df_fail(p, "'running' needs a pystack id, not 0");
@@ -497,7 +506,7 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
         vt_df_int(p, VT_F_ALLOC_DEV, &v->device, -1, 1023) < 0 || vt_df_u64(p, VT_F_ALLOC_STREAM, &unused, 0) < 0 ||
         vt_df_u64(p, VT_F_ALLOC_POOL, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_HANDLE, &v->handle, 0) < 0 ||
         vt_df_u64(p, VT_F_ALLOC_OFFSET, &unused, 0) < 0 || vt_df_u32(p, VT_F_ALLOC_STACK, &v->stack) < 0 ||
-        vt_df_u64(p, VT_F_ALLOC_SEQ, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_TIME, &unused, 0) < 0 ||
+        vt_df_u64(p, VT_F_ALLOC_SEQ, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_TIME, &v->time_ns, 0) < 0 ||
         vt_df_int(p, VT_F_ALLOC_TID, &v->tid, 0, 0x7fffffff) < 0)
         return -1;
     if (kind < 0)

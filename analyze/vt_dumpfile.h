@@ -77,6 +77,7 @@ struct vt_df_alloc {
     uint32_t stack;
     int device, tid;
     uint64_t addr, size;
+    uint64_t time_ns; /* when it was made, CLOCK_MONOTONIC nanoseconds */
     uint64_t handle; /* a VMM mapping's physical handle */
     enum vt_kind kind; /* its word at most VT_DF_KIND_LEN - 1 characters (common/vt_format.h) */
     const char *api;  /* at most VT_DF_API_LEN - 1 */
@@ -195,6 +196,10 @@ struct vt_df_held {
 struct vt_df_running {
     unsigned long line;
     uint32_t pystack;
+    int tid; /* version 7: the thread's kernel id; -1 when not known */
+    /* version 7: CLOCK_MONOTONIC nanoseconds no later than when its stack was read; VT_DF_UNKNOWN when
+     * not known. Its entries stamped after that were made after we looked (vt_model.c). */
+    uint64_t at;
 };
 
 struct vt_dumpfile {

@@ -59,9 +59,9 @@ static const char *vt_caller(const struct vt_site *s)
 }
 
 /* Sites of one class (allocated, an allocator's segments, a pool's cache) and one name lie together. */
-static int vt_by_name(const void *x, const void *y, void *arg)
+static int vt_by_name(const void *x, const void *y)
 {
-    const struct vt_site *s = arg, *a = &s[*(const size_t *)x], *b = &s[*(const size_t *)y];
+    const struct vt_site *a = *(struct vt_site *const *)x, *b = *(struct vt_site *const *)y;
     if (a->role != b->role)
         return a->role < b->role ? -1 : 1;
     return strcmp(vt_site_name(a), vt_site_name(b));
@@ -72,32 +72,25 @@ static int vt_same_group(const struct vt_site *a, const struct vt_site *b)
     return a->role == b->role && !strcmp(vt_site_name(a), vt_site_name(b));
 }
 
-int vt_labels_part(struct vt_site *sites, size_t n)
+/* The rounds, over the sites with frames (several dumps' together, or one's). */
+static void vt_labels_run(struct vt_site **ix, size_t m)
 {
-    size_t *ix = malloc((n ? n : 1) * sizeof *ix), m = 0;
-    if (!ix)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        struct vt_site *s = &sites[i];
-        if (!s->nframes)
-            continue;
-        while (s->name_at + 1 < s->nframes && vt_named_helper(s->frames[s->name_at]))
-            s->name_at++;
-        ix[m++] = i;
-    }
+    for (size_t i = 0; i < m; i++)
+        while (ix[i]->name_at + 1 < ix[i]->nframes && vt_named_helper(ix[i]->frames[ix[i]->name_at]))
+            ix[i]->name_at++;
     for (int round = 0; round < VT_LABEL_ROUNDS; round++) {
-        qsort_r(ix, m, sizeof *ix, vt_by_name, sites);
+        qsort(ix, m, sizeof *ix, vt_by_name);
         int moved = 0;
         for (size_t g = 0; g < m;) {
             size_t e = g + 1;
             int callers = 1;
-            while (e < m && vt_same_group(&sites[ix[g]], &sites[ix[e]])) {
-                callers += !vt_same(vt_caller(&sites[ix[g]]), vt_caller(&sites[ix[e]]));
+            while (e < m && vt_same_group(ix[g], ix[e])) {
+                callers += !vt_same(vt_caller(ix[g]), vt_caller(ix[e]));
                 e++;
             }
             for (size_t k = g; k < e && callers > 1; k++)
-                if (vt_caller(&sites[ix[k]])) {
-                    sites[ix[k]].name_at++;
+                if (vt_caller(ix[k])) {
+                    ix[k]->name_at++;
                     moved = 1;
                 }
             g = e;
@@ -105,6 +98,40 @@ int vt_labels_part(struct vt_site *sites, size_t n)
         if (!moved)
             break;
     }
+}
+
+int vt_labels_part(struct vt_site *sites, size_t n)
+{
+    struct vt_site **ix = malloc((n ? n : 1) * sizeof *ix);
+    size_t m = 0;
+    if (!ix)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        sites[i].name_base = sites[i].name_at;
+        if (sites[i].nframes)
+            ix[m++] = &sites[i];
+    }
+    vt_labels_run(ix, m);
+    free(ix);
+    return 0;
+}
+
+int vt_labels_part_models(struct vt_model *const *ms, size_t k)
+{
+    size_t n = 0, m = 0;
+    for (size_t j = 0; j < k; j++)
+        n += ms[j]->nsites;
+    struct vt_site **ix = malloc((n ? n : 1) * sizeof *ix);
+    if (!ix)
+        return -1;
+    for (size_t j = 0; j < k; j++)
+        for (size_t i = 0; i < ms[j]->nsites; i++) {
+            struct vt_site *s = &ms[j]->sites[i];
+            s->name_at = s->name_base;
+            if (s->nframes)
+                ix[m++] = s;
+        }
+    vt_labels_run(ix, m);
     free(ix);
     return 0;
 }

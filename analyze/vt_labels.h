@@ -18,6 +18,12 @@
 /* Moves sites[i].name_at outward past helpers. 0, or -1 when out of memory (names left as they were). */
 int vt_labels_part(struct vt_site *sites, size_t n);
 
+/* The same over the sites of several dumps together (diff, trend, html), from each site's name before
+ * vt_labels_part moved it (name_base): a line is named alike in every dump, and a helper that any of them
+ * shows (one dump may hold memory of one of its callers only) is passed in all. 0, or -1 when out of
+ * memory (each dump's own names left). */
+int vt_labels_part_models(struct vt_model *const *ms, size_t k);
+
 /* Functions named as helpers too (VRAMTRACE_ALLOC_FNS, names apart by commas; NULL or "": none): a frame
  * of one of them never names a site while it has a caller. The list is copied; the reports and the
  * library's metrics file give it once. */

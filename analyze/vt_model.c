@@ -28,6 +28,7 @@ struct vt_index {
     struct vt_site_ix *head;
     struct vt_site_ix *nodes;
     struct vt_stack_ix *by_stack; /* (stack id, kind, api) -> site: most entries share a few stacks */
+    size_t last;                  /* the site the last entry added went to */
 };
 
 struct vt_stack_ix {
@@ -314,10 +315,12 @@ static int vt_same_function(const char *a, const char *b)
     return !strcmp(a, b) || (la > lb && a[la - lb - 1] == '.' && !strcmp(a + la - lb, b));
 }
 
-/* How many of the dump's running stacks (threads' Python stacks when the bridges ran) are still inside
- * the call that allocated with Python stack `pystack`: its frames past the framework's own at the top are the
- * outer end of theirs, the outer ones at the same lines (the same calls still in progress), the
- * innermost in the same function at any line (the frame that allocated, still running). */
+/* How many of the dump's running stacks (threads' Python stacks when the bridges ran) still hold the
+ * caller of the frame that allocated with Python stack `pystack` (its first frame past the framework's
+ * own at the top): from that caller outward its frames are the outer end of theirs, the outer ones at the
+ * same lines (the same calls still in progress), the caller in the same function at any line (it has
+ * moved on from the call, not returned: what it allocated is still its request's). Where nothing called
+ * the allocating frame, that frame itself must still run. */
 static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
 {
     const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
@@ -325,6 +328,8 @@ static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
         return 0;
     uint32_t lo = 0;
     while (lo + 1 < ps->n && vt_framework_file(vt_df_pyframe(d, ps->frames[lo])->file))
+        lo++;
+    if (lo + 1 < ps->n)
         lo++;
     uint32_t k = ps->n - lo, held = 0;
     for (size_t r = 0; r < d->nrunning; r++) {
@@ -356,6 +361,7 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
     if (sx) {
         m->sites[sx->at].count += count;
         m->sites[sx->at].bytes += bytes;
+        ix->last = sx->at;
         return 0;
     }
     if (!(sx = calloc(1, sizeof *sx + (size_t)fast_len + 1)))
@@ -388,6 +394,7 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
         s->count += count;
         s->bytes += bytes;
         sx->at = hit->at;
+        ix->last = hit->at;
         HASH_ADD(hh, ix->by_stack, key, (size_t)fast_len, sx);
         free(key);
         return 0;
@@ -436,6 +443,7 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
     ix->nodes[m->nsites].at = m->nsites;
     HASH_ADD_KEYPTR(hh, ix->head, s->key, strlen(s->key), &ix->nodes[m->nsites]);
     sx->at = m->nsites;
+    ix->last = m->nsites;
     HASH_ADD(hh, ix->by_stack, key, (size_t)fast_len, sx);
     m->nsites++;
     return 0;
@@ -595,8 +603,24 @@ static void vt_overhead_parts(const struct vt_dumpfile *d, struct vt_dev *v)
 }
 
 /* What building needs between its steps: the index of the sites being added, and the settings. */
+/* Entries of one site held by one thread (vt_tally_entry). */
+struct vt_tally {
+    UT_hash_handle hh;
+    uint64_t key; /* site << 32 | thread id */
+    uint32_t n;
+};
+
+/* A thread alive at the dump, as a running record gives it. */
+struct vt_live {
+    int tid;
+    uint64_t at; /* looked at no later than this (VT_DF_UNKNOWN: not said) */
+};
+
 struct vt_build {
     struct vt_index ix;
+    struct vt_tally *tally;
+    struct vt_live *live; /* the threads the dump's running records give, by id; NULL: none given */
+    size_t nlive;
     size_t cap;
     int full;
     int fallback; /* the device of entries that give none, where only one is in use; else -1 */
@@ -647,6 +671,57 @@ static void vt_model_devices(struct vt_model *m, struct vt_build *b)
     }
 }
 
+/* The threads alive at the dump, as its running records name them (version 7): a thread that is alive
+ * may still hold its last request's memory in its frames. 0, or -1 when out of memory. */
+static int vt_live_threads(const struct vt_dumpfile *d, struct vt_build *b)
+{
+    for (size_t i = 0; i < d->nrunning; i++)
+        if (d->running[i].tid > 0) {
+            if (!b->live && !(b->live = malloc(d->nrunning * sizeof *b->live)))
+                return -1;
+            b->live[b->nlive++] = (struct vt_live){d->running[i].tid, d->running[i].at};
+        }
+    if (b->live)
+        qsort(b->live, b->nlive, sizeof *b->live, vt_int_cmp); /* by tid, its first member */
+    return 0;
+}
+
+/* Stamps and the bridge's clock are both CLOCK_MONOTONIC, the stamps through the TSC scaled at the dump
+ * (lib/core/vt_clock.h, exact then but for the cores' skew, well under a microsecond where the TSC is
+ * invariant). An entry this close to its thread's look is taken as made after it: in flight rather than
+ * held. */
+#define VT_YOUNG_SLACK_NS 20000ull
+
+/* One more entry of the last site added, by thread tid at time_ns: the most any one thread holds there,
+ * and whether every entry there is held by a thread alive at the dump. An entry made after its thread
+ * was looked at is a request the dump did not see start (young): in flight, and no thread's hold.
+ * 0, or -1 when out of memory. */
+static int vt_tally_entry(struct vt_model *m, struct vt_build *b, int tid, uint64_t time_ns)
+{
+    struct vt_site *s = &m->sites[b->ix.last];
+    const struct vt_live *live = tid > 0 && b->live ? bsearch(&tid, b->live, b->nlive, sizeof *b->live, vt_int_cmp) : NULL;
+    s->tallied++;
+    s->dead_threads += !live;
+    if (live && live->at != VT_DF_UNKNOWN && time_ns + VT_YOUNG_SLACK_NS > live->at) {
+        s->young++;
+        return 0;
+    }
+    if (tid <= 0)
+        return 0;
+    uint64_t key = (uint64_t)b->ix.last << 32 | (uint32_t)tid;
+    struct vt_tally *t;
+    HASH_FIND(hh, b->tally, &key, sizeof key, t);
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t)))
+            return -1;
+        t->key = key;
+        HASH_ADD(hh, b->tally, key, sizeof key, t);
+    }
+    if (++t->n > s->max_per_thread)
+        s->max_per_thread = t->n;
+    return 0;
+}
+
 /* Step 2, the entries: each allocation, physical handle, allocator block and held buffer onto its
  * site and its device's sums, and each pool's free memory as a cache pseudo-site. 0, or -1. */
 static int vt_model_entries(struct vt_model *m, struct vt_build *b)
@@ -690,6 +765,8 @@ static int vt_model_entries(struct vt_model *m, struct vt_build *b)
                 v->graph_live += a->size;
         }
         r = vt_add(m, cap, ix, vt_kind_word(a->kind), a->api, dv, a->stack, 0, role, a->size, full);
+        if (!r)
+            r = vt_tally_entry(m, b, a->tid, a->time_ns);
     }
     for (size_t i = 0; i < d->nphys && !r; i++) {
         const struct vt_df_phys *p = &d->phys[i];
@@ -861,6 +938,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     vt_model_devices(m, &b);
     int r = vt_views_build(d, &m->views);
     if (!r)
+        r = vt_live_threads(d, &b);
+    if (!r)
         r = vt_model_entries(m, &b);
     if (!r) {
         vt_model_accounting(m);
@@ -869,6 +948,15 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     qsort(m->devidx, (size_t)m->ndev, sizeof m->devidx[0], vt_int_cmp);
     HASH_CLEAR(hh, b.ix.head);
     free(b.ix.nodes);
+    struct vt_tally *t, *tt;
+    HASH_ITER(hh, b.tally, t, tt) {
+        HASH_DEL(b.tally, t);
+        free(t);
+    }
+    /* A site's entries all held by threads alive at the dump (vt_site.by_live_threads). */
+    for (size_t i = 0; i < m->nsites; i++)
+        m->sites[i].by_live_threads = b.live && m->sites[i].tallied == m->sites[i].count && !m->sites[i].dead_threads;
+    free(b.live);
     struct vt_stack_ix *sx, *sxt;
     HASH_ITER(hh, b.ix.by_stack, sx, sxt) {
         HASH_DEL(b.ix.by_stack, sx);

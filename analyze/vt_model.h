@@ -39,6 +39,7 @@ struct vt_site {
     uint32_t nframes;
     uint32_t python_at; /* frames from here on are Python frames (nframes: none) */
     uint32_t name_at;   /* the frame that names the site in one line (0 when it has none) */
+    uint32_t name_base; /* name_at before allocation helpers were passed (vt_labels.h) */
     int device;
     int role;         /* enum vt_role: allocated, a pool's cache (a pseudo-site), or an allocator's segments */
     char library[16]; /* "cuBLAS", "NCCL"...: the CUDA library the stack runs through; "" for none */
@@ -47,7 +48,16 @@ struct vt_site {
      * (vt_model.c, vt_running_holds): up to that many of its entries are in flight, a request's
      * temporaries rather than memory kept. 0 without Python frames. */
     uint32_t in_flight;
+    /* Its entries made after their thread was looked at (the running record's time, version 7): a
+     * request that started after the threads' stacks were read, in flight as surely. */
+    uint32_t young;
     int unstacked;    /* an allocator's blocks it recorded no stack for (torch's history was off then) */
+    /* Its entries by thread: the most one thread holds, and whether every one is held by a thread alive
+     * at the dump (version 7 names them): what each live thread's last request may still hold in its
+     * frames, which two dumps cannot tell from a leak (diff). tallied/dead_threads: while building. */
+    uint32_t max_per_thread;
+    int by_live_threads;
+    uint64_t tallied, dead_threads;
 };
 
 struct vt_dev {

@@ -65,7 +65,7 @@
 #define VT_FIELDS_BRIDGE(X) X(BRIDGE, NAME, word) X(BRIDGE, STATUS, word) X(BRIDGE, DETAIL, rest)
 /* Written by the library after the bridges' records (lib/hooks/vt_torch.c), then torch's segments. */
 #define VT_FIELDS_TRACKER(X) X(TRACKER, NAME, word) X(TRACKER, STATE, word) X(TRACKER, DETAIL, rest)
-#define VT_FIELDS_RUNNING(X) X(RUNNING, PYSTACK, u32)
+#define VT_FIELDS_RUNNING(X) X(RUNNING, PYSTACK, u32) X(RUNNING, TID, opt) X(RUNNING, AT, opt)
 #define VT_FIELDS_ALLOCATOR(X)                                                                                   \
     X(ALLOCATOR, NAME, word) X(ALLOCATOR, DEV, int) X(ALLOCATOR, BACKEND, word) X(ALLOCATOR, ALLOCATED, opt)     \
     X(ALLOCATOR, RESERVED, opt)

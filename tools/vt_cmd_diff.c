@@ -18,6 +18,7 @@
 
 #include "vt_cmd.h"
 #include "vt_json.h"
+#include "vt_labels.h"
 #include "vt_model.h"
 #include "vt_site_out.h"
 #include "vt_diff.h"
@@ -49,7 +50,8 @@ static int vt_change_cmp(const void *a, const void *b)
  * request's temporaries caught in flight, not memory kept (vt_site.in_flight). */
 static int vt_in_flight(const struct vt_change *c)
 {
-    return c->new && c->delta_count > 0 && c->delta_bytes > 0 && (uint64_t)c->delta_count <= c->new->in_flight;
+    return c->new && c->delta_count > 0 && c->delta_bytes > 0 &&
+           (uint64_t)c->delta_count <= (uint64_t)c->new->in_flight + c->new->young;
 }
 
 static const char *vt_status(const struct vt_change *c)
@@ -71,6 +73,20 @@ struct vt_diff_sum {
 
 
 
+/* Growth that two dumps cannot tell from a leak: every entry of the site held by a thread alive at the
+ * newer dump, none holding more there than one thread held at the older one (or one, and one more while
+ * threads are inside the call): what a thread's last request may keep in its frames until its next (a
+ * worker's locals, a result not yet replaced). A leak makes some thread hold more and more; only more
+ * dumps (trend) can tell the rest apart. */
+static int vt_thread_held(const struct vt_change *c)
+{
+    /* One more where a thread is inside the allocating call at the dump: the request in progress, while
+     * its frames still hold the last one's. */
+    uint32_t before = c->old ? c->old->max_per_thread : 0;
+    uint32_t allowed = (before > 1 ? before : 1) + (c->new && c->new->in_flight ? 1 : 0);
+    return c->new && c->new->by_live_threads && c->new->max_per_thread <= allowed;
+}
+
 void vt_diff_free(struct vt_diff *r)
 {
     free(r->ch);
@@ -90,6 +106,11 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
         return -1;
     }
     struct vt_model *m = r->m;
+    struct vt_model *both[2] = {&m[0], &m[1]};
+    if (vt_labels_part_models(both, 2) < 0) { /* one name for one line in both (vt_labels.h) */
+        vt_diff_free(r);
+        return -1;
+    }
 
     /* Devices: every ordinal either dump knows. */
     for (int side = 0; side < 2; side++) {
@@ -146,9 +167,13 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
         if (ch[i].delta_bytes <= 0)
             continue;
         if (vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
-            if (vt_in_flight(&ch[i]))
+            if (vt_in_flight(&ch[i])) {
                 r->flight += ch[i].delta_bytes;
-            else if (!top || (vt_any(top)->unstacked && !vt_any(&ch[i])->unstacked))
+            } else if (vt_thread_held(&ch[i])) {
+                r->undecided += ch[i].delta_bytes;
+                if (!r->undecided_top)
+                    r->undecided_top = &ch[i];
+            } else if (!top || (vt_any(top)->unstacked && !vt_any(&ch[i])->unstacked))
                 top = &ch[i];
         } else if (vt_any(&ch[i])->role == VT_ROLE_SEGMENT && !seg_top) {
             seg_top = &ch[i];
@@ -156,15 +181,16 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
     }
     for (size_t i = 0; top && !vt_any(top)->unstacked && i < r->nc; i++)
         if (ch[i].delta_bytes > 0 && vt_any(&ch[i])->role == VT_ROLE_ALLOCATED && vt_any(&ch[i])->unstacked &&
-            !vt_in_flight(&ch[i]))
+            !vt_in_flight(&ch[i]) && !vt_thread_held(&ch[i]))
             r->unstacked += ch[i].delta_bytes;
     r->by_segments = !top && seg_top;
     r->top = r->by_segments ? seg_top : top;
     /* Cache only where an allocator keeps one (its segments, a pool's free memory): in a process with none,
      * reserved memory that grew while allocated did not (past what is in flight) is the requests' own. */
     int cached = vt_model_keeps_cache(&m[0]) || vt_model_keeps_cache(&m[1]);
-    r->verdict = r->alloc_total - r->flight > 0      ? "leak-suspect"
-                 : r->res_total > 0 && cached          ? "cache-growth"
+    r->verdict = r->alloc_total - r->flight - r->undecided > 0 ? "leak-suspect"
+                 : r->alloc_total - r->flight > 0              ? "undecided"
+                 : r->res_total > 0 && cached                  ? "cache-growth"
                  : r->res_total < 0 || r->alloc_total < 0 ? "shrink"
                                                           : "no-growth";
     if (d[0].pid == d[1].pid)
@@ -206,9 +232,9 @@ void vt_diff_json(FILE *f, const struct vt_diff *r)
                (unsigned long long)(c->new ? c->new->bytes : 0), (long long)c->delta_bytes, (long long)c->delta_count,
                vt_in_flight(c) ? "true" : "false");
     }
-    fprintf(f, "],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"verdict\":\"%s\","
-           "\"suspect\":",
-           (long long)r->alloc_total, (long long)r->res_total, (long long)r->flight, r->verdict);
+    fprintf(f, "],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"undecided_delta\":%lld,"
+           "\"verdict\":\"%s\",\"suspect\":",
+           (long long)r->alloc_total, (long long)r->res_total, (long long)r->flight, (long long)r->undecided, r->verdict);
     if (vt_diff_suspect(r))
         fprintf(f, "%td", vt_diff_suspect(r) - r->ch);
     else
@@ -281,6 +307,17 @@ static void vt_diff_verdict_detail(const struct vt_diff *r)
                                 "partly used ones",
                    a, b);
         }
+    }
+    if (!strcmp(r->verdict, "undecided")) {
+        const struct vt_site *s = vt_any(r->undecided_top);
+        vt_human_delta(r->undecided, a, sizeof a);
+        printf("; two dumps cannot tell: %s at %s is no more than the threads alive at the newer dump hold, "
+               "at most %u each, as their last requests may; `vramtrace trend %s %s LATER.dump...` over later dumps "
+               "of this process can",
+               a, s->nframes ? vt_site_name(s) : "an unknown site", s->max_per_thread, r->paths[0], r->paths[1]);
+    } else if (r->undecided > 0) {
+        vt_human_delta(r->undecided, a, sizeof a);
+        printf("; %s more held by live threads as their last requests may (not counted)", a);
     }
     if (r->flight > 0) {
         vt_human_delta(r->flight, a, sizeof a);
@@ -396,7 +433,7 @@ static int vt_same_text(const char *a, const char *b)
 /* The worst verdict of several: a leak suspect anywhere, else cache growth, else shrink. */
 static const char *vt_worst(const char *a, const char *b)
 {
-    static const char *const order[] = {"leak-suspect", "cache-growth", "shrink", "no-growth"};
+    static const char *const order[] = {"leak-suspect", "undecided", "cache-growth", "shrink", "no-growth"};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (!strcmp(a, order[i]) || !strcmp(b, order[i]))
             return order[i];

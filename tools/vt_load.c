@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "vt_cmd.h"
+#include "vt_labels.h"
 #include "vt_load.h"
 
 #define VT_LOAD_THREADS 2
@@ -83,6 +84,17 @@ int vt_load_models(struct vt_dumpmodel *dm, int n, int model_flags, int shed)
     for (int i = 0; i < n && !rc; i++)
         if ((rc = l.status[i]))
             fprintf(stderr, "vramtrace: %s\n", l.err[i]);
+    /* One name for one line across the series (vt_labels.h). */
+    if (!rc) {
+        struct vt_model **ms = malloc((n > 0 ? (size_t)n : 1) * sizeof *ms);
+        for (int i = 0; ms && i < n; i++)
+            ms[i] = &dm[i].m;
+        if (!ms || vt_labels_part_models(ms, (size_t)n) < 0) {
+            fprintf(stderr, "vramtrace: out of memory\n");
+            rc = 1;
+        }
+        free(ms);
+    }
     if (rc)
         for (int i = 0; i < n; i++)
             if (!l.status[i]) {

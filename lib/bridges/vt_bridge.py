@@ -94,10 +94,22 @@ class _Stacks:
 
 
 def _running(out, stacks):
-    # What each of the program's threads was running while the bridges held the GIL: memory that a
-    # statement still running then had allocated is in flight, not kept (a reader's diff tells them).
-    # At most 256 threads of 256 frames: the GIL is held meanwhile.
+    # What each of the program's threads was running while the bridges held the GIL, and its thread id
+    # (the kernel's, as entries have it; "-" where the threading module does not know it): memory that a
+    # statement still running then had allocated is in flight, not kept, and memory a live thread holds
+    # may be its last request's (a reader's diff tells them). At most 256 threads of 256 frames. The GIL
+    # is held, but not throughout: the interpreter hands it to other threads between our bytecodes, and
+    # threads in native code run on, so the table the library takes after us is some microseconds
+    # younger. Each record says when its thread was looked at, no later than its frames were read (the
+    # monotonic clock, the entries' own): an entry its thread made after that belongs to a request we
+    # did not see start.
     me = sys.modules["_thread"].get_ident()
+    threading = sys.modules.get("threading")
+    clock = sys.modules.get("time")
+    native = {}
+    for t in list(getattr(threading, "_active", {}).values()) if threading else ():
+        native[getattr(t, "ident", None)] = getattr(t, "native_id", None)
+    at = _num(clock.monotonic_ns() if clock else None)
     for tid, f in list(sys._current_frames().items())[:257]:
         if tid == me:
             continue
@@ -107,7 +119,7 @@ def _running(out, stacks):
             f = f.f_back
         sid = stacks.of(frs)
         if sid:
-            out.append(_FMT_RUNNING % sid)
+            out.append(_FMT_RUNNING % (sid, _num(native.get(tid)), at))
 
 
 def _torch(out, stacks, tracked):

@@ -1,0 +1,61 @@
+# For tests/t_tracker.sh: a threaded server on the fake torch backed by the fake c10 (VRAMTRACE_FAKE_TORCH=native),
+# as a PyTorch inference server runs: four workers take requests from a queue; each request makes its
+# activations and a workspace, gives them back, and keeps its output in the worker's local variable until
+# the worker's next request (a bounded hold, one a thread). The main thread keeps requests coming and takes
+# a dump now and then (50 in all), printing "dump N PATH". With "leak", every output is also appended to a
+# list, forever.
+#   py_server.py ok|leak [DUMPS]
+import queue
+import random
+import sys
+import threading
+import time
+
+import torch
+
+from take_dump import dump
+
+mode = sys.argv[1]
+ndumps = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+q = queue.Queue(maxsize=8)
+kept = []
+random.seed(1)
+
+
+def device_alloc(n):
+    return torch.empty(n)
+
+
+def serve(req):
+    act = device_alloc((1 + req % 3) << 20)  # activations
+    ws = device_alloc(512 << 10)  # a workspace
+    out = device_alloc(256 << 10)  # the result
+    del act, ws
+    if mode == "leak":
+        kept.append(out)
+    return out
+
+
+def worker():
+    while True:
+        req = q.get()
+        if req is None:
+            return
+        out = serve(req)  # held until the next request replaces it
+        time.sleep(random.random() * 0.002)
+
+
+workers = [threading.Thread(target=worker) for _ in range(4)]
+for w in workers:
+    w.start()
+req = 0
+for n in range(1, ndumps + 1):
+    for _ in range(random.randint(1, 12)):
+        q.put(req)
+        req += 1
+    time.sleep(random.random() * 0.004)
+    print("dump", n, dump(), flush=True)
+for w in workers:
+    q.put(None)
+for w in workers:
+    w.join()
