@@ -196,7 +196,7 @@ $(BUILD)/fake/torch/lib/libc10_cuda.so: tests/fake/c10/fake_c10_cuda.cpp $(BUILD
 	  $(BUILD)/fake/libcuda.so.1 -Wl,-rpath,'$$ORIGIN/../..'
 $(BUILD)/fake/torch/version.py:
 	@mkdir -p $(dir $@)
-	echo "__version__ = '2.11.0+fake'" > $@
+	printf "__all__ = ['__version__', 'debug']\n__version__ = '2.11.0+fake'\ndebug = False\n" > $@
 
 # Test programs: exported symbols (-rdynamic) so stacks name their functions.
 PROG_FLAGS := -rdynamic -Wl,-rpath,'$$ORIGIN/../fake'

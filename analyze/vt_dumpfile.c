@@ -294,10 +294,11 @@ static int vt_df_rec_tracker(struct vt_df_parser *p, struct vt_dumpfile *d, stru
         return -1;
     if (strcmp(v->state, "on") && strcmp(v->state, "off") && strcmp(v->state, "waiting"))
         return vt_df_fail(p, "torch's tracker must be on, off or waiting, not '%s'", v->state);
-    if (d->nblocks)
-        return vt_df_fail(p, "a 'tracker' record after torch's blocks");
-    v->present = 1;
     v->on = !strcmp(v->state, "on");
+    /* Off or waiting, the bridge wrote torch's blocks (history) before it; on, there must be none. */
+    if (d->nblocks && v->on)
+        return vt_df_fail(p, "'tracker torch on' after torch's block records");
+    v->present = 1;
     return vt_df_rest(p, &v->detail);
 }
 

@@ -934,7 +934,7 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
     m->self = vt_self_cost(d);
     if (!(flags & VT_MODEL_NO_SYMBOLS) && vt_symops)
         m->sym = vt_symops->open(d);
-    struct vt_build b = {.ix = {NULL, NULL, NULL}, .full = (flags & VT_MODEL_FULL_STACKS) != 0};
+    struct vt_build b = {.ix = {NULL, NULL, NULL, 0}, .full = (flags & VT_MODEL_FULL_STACKS) != 0};
     vt_model_devices(m, &b);
     int r = vt_views_build(d, &m->views);
     if (!r)

@@ -6,7 +6,7 @@
 # counters of one run. Separate processes interleaved by rounds could not resolve 2 %: on the H200
 # machine one bare process ran its batches at 84 to 172 tokens/s, and processes a minute apart differed
 # as much; batches seconds apart in turn see the same machine.
-#   serving_gpu.sh default|async [CYCLES]      (LIB: another build of the library; CYCLES 0: the one-process figures alone; CPUS=6 by default: not the first cores, which serve the
+#   serving_gpu.sh default|expandable|async [CYCLES]      (LIB: another build of the library; CYCLES 0: the one-process figures alone; CPUS=6 by default: not the first cores, which serve the
 #                                                machine's own interrupts and agents)
 set -u
 B=$PWD/build
@@ -19,6 +19,7 @@ if [ "$ALLOC" = async ]; then
   set -- bare bare_b defaults python_off:VRAMTRACE_PYTHON=0
 else
   unset PYTORCH_CUDA_ALLOC_CONF
+  [ "$ALLOC" = expandable ] && export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
   # defaults: torch's history still off (armed by the first dump); dumped: after one dump, history on
   # 5 % of each second (sampled); dumped_full: on for good after it; dumped_off: never on;
   # bare_torch_history: no vramtrace, torch's own _record_memory_history() (the anchor).

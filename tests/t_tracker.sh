@@ -4,12 +4,13 @@
 # (tests/progs/c10_prog.c, no Python) and a Python one through the fake torch (tests/progs/c10_py.py):
 # every block named by its line from its first allocation, torch's view equal to the allocator's own
 # totals to the byte, with fixed and with expandable segments; the leak named past the tensor factory;
-# and where the tracker cannot be used (a pluggable allocator, entries laid out otherwise, switched off),
+# and where the tracker cannot be used (a pluggable allocator, another vtable or version, entries laid out
+# otherwise, switched off),
 # the dump says why and the program runs on. Then a threaded server that does not leak (each worker holds
 # its last output until its next request), dumped 50 times: no diff against its first dump says
 # leak-suspect; the same server leaking: every one does, once its workers have served more than a request each.
 . "$(dirname "$0")/tap.sh"
-echo "1..22"
+echo "1..24"
 
 # run NAME [VAR=VALUE...]: c10_prog under the library in $W/NAME, its output in $W/NAME/run.
 run() {
@@ -87,9 +88,27 @@ check "expandable, after empty_cache() unmapped the free pages: still equal"
 run pluggable VRAMTRACE_FAKE_C10=pluggable
 p3=$(dump_of pluggable 3)
 cp "$W/pluggable/err" "$W/out"
-[ "$(cat "$W/pluggable/rc")" = 0 ] && grep -q "^tracker torch off torch 2.11.0+fake: torch's CUDA allocator is not its native caching allocator" "$p3" &&
+[ "$(cat "$W/pluggable/rc")" = 0 ] && grep -q "^tracker torch off torch 2.11.0+fake: torch's CUDA allocator is 'pluggable', not its native caching allocator" "$p3" &&
   ! grep -q "^alloc .* block torch " "$p3"
-check "a pluggable allocator: its attachAllocatorTraceTracker never called (it aborts), the dump says why"
+check "a pluggable allocator (its name() says so): its attachAllocatorTraceTracker never called (it aborts), the dump says why"
+
+run vtable VRAMTRACE_FAKE_C10=vtable
+v3=$(dump_of vtable 3)
+cp "$W/vtable/err" "$W/out"
+[ "$(cat "$W/vtable/rc")" = 0 ] && grep -q "^tracker torch off torch 2.11.0+fake: the CUDA allocator's vtable is not laid out as torch 2.11's (slot 50)$" "$v3" &&
+  ! grep -q "^alloc .* block torch " "$v3"
+check "a vtable of another layout (one slot more): nothing of it called, the dump says why"
+
+# The same library under a torch whose version.py says 2.10: no vtable known, nothing called.
+mkdir -p "$W/t210/torch/lib"
+cp "$B/fake/torch/lib/libc10_cuda.so" "$W/t210/torch/lib/"
+printf "__all__ = ['__version__']\n__version__ = '2.10.0+fake'\n" > "$W/t210/torch/version.py"
+mkdir -p "$W/v210"
+(cd "$W/v210" && VRAMTRACE_DIR="$W/v210" LD_PRELOAD="$B/libvramtrace.so" LD_LIBRARY_PATH="$W/t210/torch/lib:$B/fake" \
+  "$B/tests/c10_prog") > "$W/v210/run" 2>&1
+grep -q "^tracker torch off torch 2.10.0+fake: the CUDA allocator's vtable is not known for this version (known: 2.11)$" \
+  "$(dump_of v210 3)" > "$W/out" 2>&1
+check "a torch version whose vtable is not known: nothing called, the dump names the version"
 
 run layout VRAMTRACE_FAKE_C10=layout
 l3=$(dump_of layout 3)

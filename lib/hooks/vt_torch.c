@@ -4,9 +4,12 @@
  * Found: the first segment c10's allocator asks for (a cudaMalloc, or an expandable segment's address
  * reservation or physical memory, from libc10_cuda) means its device allocators exist. Its allocator
  * object is c10::cuda::CUDACachingAllocator::allocator (exported); the tracker is attached through the
- * object's own virtual attachAllocatorTraceTracker, found among the exported functions its vtable
- * points to, and only when that is torch's native caching allocator's: the cudaMallocAsync backend's and
- * a pluggable allocator's throw, and their tensors are driver allocations we see anyway.
+ * object's own virtual attachAllocatorTraceTracker, as torch's inline attachAllocatorTraceTracker() calls
+ * it: at its slot in the vtable, which torch's header fixes per version (its classes export no names).
+ * Before anything is called the vtable must be that version's: as many slots, all in libc10_cuda's code
+ * but c10::Allocator::is_simple_data_ptr (libc10's, exported) at its own; then its last, name(), must
+ * say "native": the cudaMallocAsync backend's and a pluggable allocator's attachAllocatorTraceTracker
+ * throw, and their tensors are driver allocations we see anyway.
  * Checked: torch's TraceEntry is read at the offsets of a layout known per torch version. The first entry
  * must be the segment our hook saw made on the same thread just before (its action, address, size and
  * device); the version's own layout is tried first, the others after. Until then the tracker is pending;
@@ -40,9 +43,20 @@
 /* c10::cuda::CUDACachingAllocator::allocator, a std::atomic<CUDAAllocator*>. */
 #define VT_C10_ALLOCATOR "_ZN3c104cuda20CUDACachingAllocator9allocatorE"
 #define VT_C10_LIB "libc10_cuda.so"
-/* The parameter our tracker is passed as: std::function<void(const TraceEntry&)> (vt_torch_attach.cpp). */
-#define VT_TRACKER_PARAM "St8functionIFvRK"
-#define VT_VTABLE_SLOTS 192
+/* c10::Allocator::is_simple_data_ptr, the one slot of the vtable a name is exported for. */
+#define VT_C10_SIMPLE "_ZNK3c109Allocator18is_simple_data_ptrERKNS_7DataPtrE"
+
+/* The CUDA allocator's vtable as a torch version's c10/cuda/CUDACachingAllocator.h lays it out: c10::Allocator's
+ * six slots (two destructors, allocate, is_simple_data_ptr, raw_deleter, copy_data), DeviceAllocator's
+ * seven, then CUDAAllocator's own in the order declared, name() last. Read from the installed header and
+ * the live vtable on the GPU machine (docs/runs/2026-12-07/torch_vtable.txt). */
+struct vt_vtable {
+    const char *versions; /* version prefixes, apart by spaces */
+    int slots, simple, attach, name;
+};
+static const struct vt_vtable vt_vtables[] = {
+    {"2.11", 50, 3, 44, 49},
+};
 
 /* The actions of an entry we act on. */
 enum { VT_ACT_ALLOC, VT_ACT_FREE, VT_ACT_SEG_ALLOC, VT_ACT_SEG_FREE, VT_ACT_SEG_MAP, VT_ACT_SEG_UNMAP, VT_ACTS };
@@ -150,9 +164,14 @@ static void vt_read_version(const char *c10)
     if (got <= 0)
         return;
     text[got] = 0;
-    const char *v = strstr(text, "__version__");
-    v = v ? strpbrk(v, "'\"") : NULL;
-    if (!v)
+    /* The line that sets it (an earlier one may list the name: __all__ = ['__version__', ...]). */
+    const char *v = NULL;
+    for (const char *line = text; line && !v; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (!strncmp(line, "__version__", 11)) {
+            const char *q = line + 11 + strspn(line + 11, " ");
+            v = *q == '=' ? q + 1 + strspn(q + 1, " ") : NULL;
+        }
+    if (!v || (*v != '\'' && *v != '"'))
         return;
     size_t len = strcspn(v + 1, "'\"\n");
     char word[sizeof vt_version];
@@ -163,11 +182,11 @@ static void vt_read_version(const char *c10)
     vt_text_escape(vt_version, sizeof vt_version, word, len, 1);
 }
 
-static int vt_version_is(const struct vt_layout *l)
+static int vt_version_in(const char *versions)
 {
     /* "2.11.0+cu130" is 2.11's, not 2.1's: a prefix must end at a dot. */
     char want[64];
-    for (const char *p = l->versions; *p;) {
+    for (const char *p = versions; *p;) {
         size_t n = strcspn(p, " ");
         if (n + 2 < sizeof want) {
             snprintf(want, sizeof want, "%.*s.", (int)n, p);
@@ -179,35 +198,79 @@ static int vt_version_is(const struct vt_layout *l)
     return 0;
 }
 
-/* The allocator's attachAllocatorTraceTracker: among the functions its vtable points to, the one whose
- * exported name says so. NULL with why filled when none can be used. */
+/* The allocator's attachAllocatorTraceTracker, at its slot of this version's vtable once the vtable is
+ * seen to be laid out as that version's, and the object is torch's native caching allocator. NULL with why
+ * filled when it cannot be used: nothing of the object is called then. */
+/* What the allocator's name() says, into out: 0, or -1 where it cannot be called here or says too much.
+ * It returns a std::string, as libstdc++'s C++11 ABI (torch's) lays it out: its characters, their count,
+ * then 16 bytes holding them where they fit. On x86-64 a function returning one is passed the address to
+ * build it at first, the object second (Itanium C++ ABI); elsewhere that address goes another way. */
+static int vt_call_name(void *fn, void *self, char *out, size_t len)
+{
+#if defined(__x86_64__)
+    struct {
+        char *p;
+        size_t len;
+        char buf[16];
+    } s = {0};
+    ((void (*)(void *, void *))fn)(&s, self);
+    /* A name too long for its 16 bytes is on torch's heap: copied, and left there (once a process), as
+     * freeing it is its operator delete's business. */
+    if (!s.p || s.len >= len)
+        return -1;
+    memcpy(out, s.p, s.len);
+    out[s.len] = 0;
+    return 0;
+#else
+    (void)fn, (void)self, (void)out, (void)len;
+    return -1;
+#endif
+}
+
 static void *vt_find_attach(void *obj, const Dl_info *c10, char *why, size_t len)
 {
+    const struct vt_vtable *t = NULL;
+    for (size_t i = 0; i < sizeof vt_vtables / sizeof vt_vtables[0] && !t; i++)
+        if (vt_version_in(vt_vtables[i].versions))
+            t = &vt_vtables[i];
+    if (!t) {
+        snprintf(why, len, "the CUDA allocator's vtable is not known for this version (known: %s)", vt_vtables[0].versions);
+        return NULL;
+    }
     void *const *vtbl = *(void *const *const *)obj;
     Dl_info si;
     if (!vtbl || !dladdr((const void *)vtbl, &si) || si.dli_fbase != c10->dli_fbase) {
         snprintf(why, len, "the CUDA allocator object's vtable is not in %s", VT_C10_LIB);
         return NULL;
     }
-    for (int i = 0; i < VT_VTABLE_SLOTS; i++) {
-        Dl_info fi;
-        if (!dladdr((const void *)&vtbl[i], &si) || si.dli_fbase != c10->dli_fbase || !dladdr(vtbl[i], &fi))
-            break; /* past the vtable */
-        if (!fi.dli_sname || fi.dli_saddr != vtbl[i] || !strstr(fi.dli_sname, "attachAllocatorTraceTracker"))
-            continue;
-        if (!strstr(fi.dli_sname, "NativeCachingAllocator")) {
-            snprintf(why, len, "torch's CUDA allocator is not its native caching allocator (backend:cudaMallocAsync "
-                     "or a pluggable allocator): no trace tracker; its memory is the driver's allocations");
+    for (int i = 0; i <= t->slots; i++) {
+        /* A word read only where c10 maps it: the one past a vtable of fewer slots may be the mapping's end. */
+        if (!dladdr((const void *)&vtbl[i], &si) || si.dli_fbase != c10->dli_fbase) {
+            snprintf(why, len, "the CUDA allocator's vtable is not laid out as torch %s's (it ends at slot %d)", t->versions, i);
             return NULL;
         }
-        if (!strstr(fi.dli_sname, VT_TRACKER_PARAM)) {
-            snprintf(why, len, "attachAllocatorTraceTracker takes something else than a std::function in this torch");
+        uintptr_t f = (uintptr_t)vtbl[i];
+        int code = f >= vt_c10_lo && f < vt_c10_hi;
+        int simple = i == t->simple && dladdr((const void *)f, &si) && si.dli_sname && (uintptr_t)si.dli_saddr == f &&
+                     !strcmp(si.dli_sname, VT_C10_SIMPLE);
+        if (i < t->slots ? !(code || simple) || (i == t->simple) != simple : code) {
+            snprintf(why, len, "the CUDA allocator's vtable is not laid out as torch %s's (slot %d)", t->versions, i);
             return NULL;
         }
-        return vtbl[i];
     }
-    snprintf(why, len, "no exported attachAllocatorTraceTracker among the CUDA allocator's virtual functions");
-    return NULL;
+    char name[32];
+    if (vt_call_name(vtbl[t->name], obj, name, sizeof name) < 0) {
+        snprintf(why, len, "the CUDA allocator's name() could not be read on this machine");
+        return NULL;
+    }
+    if (strcmp(name, "native")) {
+        char safe[sizeof name * 4];
+        vt_text_escape(safe, sizeof safe, name, strlen(name), 1);
+        snprintf(why, len, "torch's CUDA allocator is '%s', not its native caching allocator (backend:cudaMallocAsync "
+                 "or a pluggable allocator): no trace tracker; its memory is the driver's allocations", safe);
+        return NULL;
+    }
+    return vtbl[t->attach];
 }
 
 struct vt_code_of {
@@ -353,7 +416,7 @@ static void vt_check_first(const void *raw)
 {
     const struct vt_layout *own = NULL;
     for (size_t i = 0; i < VT_NLAYOUTS && !own; i++)
-        if (vt_version_is(&vt_layouts[i]))
+        if (vt_version_in(vt_layouts[i].versions))
             own = &vt_layouts[i];
     const struct vt_layout *order[VT_NLAYOUTS + 1];
     size_t n = 0;

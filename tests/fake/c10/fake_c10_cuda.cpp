@@ -5,9 +5,13 @@
 // split, free neighbours merged) taking its segments from the fake CUDA runtime, or, with expandable
 // segments, growing one reserved range a pool by mapping pages of physical memory, and telling every
 // attached trace tracker what it does, with torch 2.11's TraceEntry, as torch does.
+// As torch's, its classes export no names: the allocator's vtable is laid out as 2.11's (c10::Allocator,
+// DeviceAllocator, then CUDAAllocator's own virtuals: attachAllocatorTraceTracker at slot 44, name() last
+// at 49), with c10::Allocator::is_simple_data_ptr the one exported function it points to.
 // VRAMTRACE_FAKE_C10 picks a variant: expandable (expandable segments), pluggable (the allocator object
-// is another class, whose attachAllocatorTraceTracker must never be called: it aborts), layout (the
-// entries handed to trackers are laid out as no torch lays them out). Programs call the extern "C"
+// is another class, named "pluggable", whose attachAllocatorTraceTracker must never be called: it
+// aborts), layout (the entries handed to trackers are laid out as no torch lays them out), vtable (the
+// native allocator's vtable has a slot more, as another version's would). Programs call the extern "C"
 // functions at the end; the fake torch (tests/fake/torch) does with VRAMTRACE_FAKE_TORCH=native.
 #include <atomic>
 #include <cstdint>
@@ -23,7 +27,42 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#define FAKE_EXPORT __attribute__((visibility("default")))
+#pragma GCC visibility push(hidden)
+
 namespace c10 {
+
+struct DataPtr;
+
+// c10/core/Allocator.h's virtuals, in order: slots 0 to 5.
+class Allocator {
+  public:
+    virtual ~Allocator() {}
+    virtual void *allocate(size_t n) = 0;
+    FAKE_EXPORT virtual bool is_simple_data_ptr(const DataPtr &ptr) const;
+    virtual void *raw_deleter() const { return nullptr; }
+    virtual void copy_data(void *dest, const void *src, size_t count) const = 0;
+};
+
+FAKE_EXPORT bool Allocator::is_simple_data_ptr(const DataPtr &) const
+{
+    return false;
+}
+
+// c10/core/CachingDeviceAllocator.h's: slots 6 to 12.
+class DeviceAllocator : public Allocator {
+  public:
+    virtual bool initialized() = 0;
+    virtual void emptyCache() = 0;
+    virtual void recordStream() {}
+    virtual void getDeviceStats() {}
+    virtual void resetAccumulatedStats() {}
+    virtual void resetPeakStats() {}
+    virtual void getMemoryInfo() {}
+    void *allocate(size_t) override { return nullptr; }
+    void copy_data(void *, const void *, size_t) const override {}
+};
+
 namespace cuda {
 namespace CUDACachingAllocator {
 
@@ -54,20 +93,30 @@ struct OtherEntry {
 
 typedef std::function<void(const TraceEntry &)> AllocatorTraceTracker;
 
-class CUDAAllocator {
+// Virtuals of 2.11's CUDAAllocator the fake has no use for, each a slot.
+#define FAKE_SLOT(n) \
+    virtual void unused_##n() {}
+
+// c10/cuda/CUDACachingAllocator.h's own, slots 13 to 49 (the fake's totals are not virtuals: torch
+// spends no slot on them).
+class CUDAAllocator : public DeviceAllocator {
   public:
-    virtual ~CUDAAllocator() {}
     virtual void *raw_alloc(size_t nbytes) = 0;
+    FAKE_SLOT(14)
     virtual void raw_delete(void *ptr) = 0;
     virtual void init(int device_count) = 0;
-    virtual bool initialized() = 0;
-    virtual void emptyCache() = 0;
+    FAKE_SLOT(17) FAKE_SLOT(18) FAKE_SLOT(19) FAKE_SLOT(20) FAKE_SLOT(21) FAKE_SLOT(22) FAKE_SLOT(23)
+    FAKE_SLOT(24) FAKE_SLOT(25) FAKE_SLOT(26) FAKE_SLOT(27) FAKE_SLOT(28) FAKE_SLOT(29) FAKE_SLOT(30)
+    FAKE_SLOT(31) FAKE_SLOT(32) FAKE_SLOT(33) FAKE_SLOT(34) FAKE_SLOT(35) FAKE_SLOT(36) FAKE_SLOT(37)
+    FAKE_SLOT(38) FAKE_SLOT(39) FAKE_SLOT(40) FAKE_SLOT(41) FAKE_SLOT(42) FAKE_SLOT(43)
     virtual void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) = 0;
-    virtual size_t allocated() = 0;
-    virtual size_t reserved() = 0;
+    FAKE_SLOT(45) FAKE_SLOT(46) FAKE_SLOT(47) FAKE_SLOT(48)
+    virtual std::string name() = 0;
+
+    bool native = false;
 };
 
-std::atomic<CUDAAllocator *> allocator;
+FAKE_EXPORT std::atomic<CUDAAllocator *> allocator;
 
 namespace Native {
 
@@ -321,11 +370,18 @@ class NativeCachingAllocator : public CUDAAllocator {
         for (auto &d : devs_)
             d->attach(tracker);
     }
-    size_t allocated() override { return devs_.empty() ? 0 : devs_[0]->allocated_; }
-    size_t reserved() override { return devs_.empty() ? 0 : devs_[0]->reserved_; }
+    std::string name() override { return "native"; }
+    size_t allocated_bytes() { return devs_.empty() ? 0 : devs_[0]->allocated_; }
+    size_t reserved_bytes() { return devs_.empty() ? 0 : devs_[0]->reserved_; }
 
   private:
     std::vector<std::unique_ptr<DeviceCachingAllocator>> devs_;
+};
+
+// Another version's vtable: one virtual more at its end.
+class NativeCachingAllocatorPlus : public NativeCachingAllocator {
+  public:
+    virtual void one_more() {}
 };
 
 } // namespace Native
@@ -356,8 +412,9 @@ class CUDAPluggableAllocator : public CUDAAllocator {
     bool initialized() override { return up_; }
     void emptyCache() override {}
     void attachAllocatorTraceTracker(AllocatorTraceTracker) override { abort(); }
-    size_t allocated() override { return allocated_; }
-    size_t reserved() override { return allocated_; }
+    std::string name() override { return "pluggable"; }
+    size_t allocated_bytes() { return allocated_; }
+    size_t reserved_bytes() { return allocated_; }
 
   private:
     bool up_ = false;
@@ -370,10 +427,15 @@ static struct Backend {
     Backend()
     {
         const char *mode = getenv("VRAMTRACE_FAKE_C10");
+        CUDAAllocator *a;
         if (mode && !strcmp(mode, "pluggable"))
-            allocator.store(new CUDAPluggableAllocator());
+            a = new CUDAPluggableAllocator();
+        else if (mode && !strcmp(mode, "vtable"))
+            a = new Native::NativeCachingAllocatorPlus();
         else
-            allocator.store(new Native::NativeCachingAllocator());
+            a = new Native::NativeCachingAllocator();
+        a->native = !mode || strcmp(mode, "pluggable");
+        allocator.store(a);
     }
 } backend;
 
@@ -381,7 +443,11 @@ static struct Backend {
 } // namespace cuda
 } // namespace c10
 
+#pragma GCC visibility pop
+
 using c10::cuda::CUDACachingAllocator::allocator;
+using c10::cuda::CUDACachingAllocator::CUDAPluggableAllocator;
+using c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator;
 
 // What a program calls (the fake torch through ctypes, or a C program): the device is initialised
 // lazily, at the first allocation, as torch initialises CUDA.
@@ -404,10 +470,14 @@ extern "C" void fake_c10_empty_cache(void)
 
 extern "C" unsigned long long fake_c10_allocated(void)
 {
-    return allocator.load()->allocated();
+    auto *a = allocator.load();
+    return a->native ? static_cast<NativeCachingAllocator *>(a)->allocated_bytes()
+                     : static_cast<CUDAPluggableAllocator *>(a)->allocated_bytes();
 }
 
 extern "C" unsigned long long fake_c10_reserved(void)
 {
-    return allocator.load()->reserved();
+    auto *a = allocator.load();
+    return a->native ? static_cast<NativeCachingAllocator *>(a)->reserved_bytes()
+                     : static_cast<CUDAPluggableAllocator *>(a)->reserved_bytes();
 }
