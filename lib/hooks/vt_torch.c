@@ -59,7 +59,7 @@ static const struct vt_vtable vt_vtables[] = {
 };
 
 /* The actions of an entry we act on. */
-enum { VT_ACT_ALLOC, VT_ACT_FREE, VT_ACT_SEG_ALLOC, VT_ACT_SEG_FREE, VT_ACT_SEG_MAP, VT_ACT_SEG_UNMAP, VT_ACTS };
+enum { VT_ACT_ALLOC, VT_ACT_FREE, VT_ACT_SEG_ALLOC, VT_ACT_SEG_FREE, VT_ACT_SEG_MAP, VT_ACT_SEG_UNMAP, VT_ACT_FREE_DONE, VT_ACTS };
 
 /* Where a torch version keeps an entry's fields: byte offsets, the device's width (c10::DeviceIndex is
  * one byte; an int before), and the values of the actions (its enum). pool: offset of the MempoolId_t
@@ -74,9 +74,9 @@ struct vt_layout {
 static const struct vt_layout vt_layouts[] = {
     /* action_ (enum), device_ (DeviceIndex), addr_, context_ (shared_ptr), stream_, size_, mempool_, time_,
      * compile_context_, user_metadata_. */
-    {"2.6-2.11", "2.6 2.7 2.8 2.9 2.10 2.11", 0, 4, 1, 8, 40, 48, {0, 1, 3, 4, 5, 6}},
+    {"2.6-2.11", "2.6 2.7 2.8 2.9 2.10 2.11", 0, 4, 1, 8, 40, 48, {0, 1, 3, 4, 5, 6, 2}},
     /* action_, device_ (int), addr_, context_, stream_, size_. */
-    {"2.1-2.5", "2.1 2.2 2.3 2.4 2.5", 0, 4, 4, 8, 40, 0, {0, 1, 3, 4, 5, 6}},
+    {"2.1-2.5", "2.1 2.2 2.3 2.4 2.5", 0, 4, 4, 8, 40, 0, {0, 1, 3, 4, 5, 6, 2}},
 };
 #define VT_NLAYOUTS (sizeof vt_layouts / sizeof vt_layouts[0])
 
@@ -105,6 +105,13 @@ static pthread_mutex_t vt_seg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct vt_tseg *vt_segs;
 static size_t vt_nsegs, vt_capsegs;
 static int vt_segs_lost; /* out of memory once: the list is not whole */
+/* The large pool's blocks held in fixed segments, in address order (vt_block_size). */
+struct vt_span {
+    uint64_t lo, hi;
+};
+static struct vt_span *vt_held;
+static size_t vt_nheld, vt_capheld;
+static int vt_held_lost; /* out of memory once: large blocks' sizes may be short since */
 
 static void vt_torch_init(void)
 {
@@ -540,6 +547,91 @@ static void vt_seg_remove(const struct vt_entry *e, int expandable)
     vt_mutex_unlock(&vt_seg_mu);
 }
 
+/* ---- a block's own size ---- */
+
+/* Torch's entries give the size asked for; its allocated total counts the block's (c10's
+ * CUDACachingAllocator.cpp, round_size and should_split): the size rounded up to 512 bytes, and where the
+ * block came from a free run of a fixed segment's large pool (above 1 MiB) that would have left 1 MiB or
+ * less, the whole run, which torch does not split. A free run starts where the block does (torch splits a
+ * run's tail off) and ends at the next block of the segment still held (until its free completes) or at
+ * the segment's end: the large pool's blocks in fixed segments are kept here for that, in address order.
+ * In the small pool and in expandable segments whatever is left is split off (all sizes are multiples of
+ * 512). Not followed: PYTORCH_CUDA_ALLOC_CONF's roundup_power2_divisions and max_split_size_mb, which
+ * change those rules. */
+#define VT_MIN_BLOCK 512ull
+#define VT_SMALL_SIZE (1ull << 20)
+
+static uint64_t vt_rounded(uint64_t size)
+{
+    return size < VT_MIN_BLOCK ? VT_MIN_BLOCK : (size + VT_MIN_BLOCK - 1) / VT_MIN_BLOCK * VT_MIN_BLOCK;
+}
+
+/* The first held span at or after addr (vt_seg_mu held). */
+static size_t vt_held_from(uint64_t addr)
+{
+    size_t lo = 0, hi = vt_nheld;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vt_held[mid].lo < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static uint64_t vt_block_size(const struct vt_entry *e)
+{
+    uint64_t r = vt_rounded(e->size);
+    if (r <= VT_SMALL_SIZE)
+        return r;
+    uint64_t size = r;
+    vt_mutex_lock(&vt_seg_mu);
+    const struct vt_tseg *seg = NULL;
+    for (size_t i = 0; i < vt_nsegs && !seg; i++)
+        if (!vt_segs[i].expandable && e->addr >= vt_segs[i].addr && e->addr - vt_segs[i].addr < vt_segs[i].size)
+            seg = &vt_segs[i];
+    if (seg) {
+        size_t k = vt_held_from(e->addr);
+        if (k < vt_nheld && vt_held[k].lo == e->addr) /* one whose free we did not see: it is not held */
+            memmove(&vt_held[k], &vt_held[k + 1], (--vt_nheld - k) * sizeof *vt_held);
+        uint64_t end = seg->addr + seg->size;
+        if (k < vt_nheld && vt_held[k].lo < end)
+            end = vt_held[k].lo;
+        if (end - e->addr >= r && end - e->addr - r <= VT_SMALL_SIZE)
+            size = end - e->addr;
+        if (vt_nheld == vt_capheld) {
+            size_t cap = vt_capheld ? 2 * vt_capheld : 256;
+            struct vt_span *n = realloc(vt_held, cap * sizeof *n);
+            if (n) {
+                vt_held = n;
+                vt_capheld = cap;
+            }
+        }
+        if (vt_nheld < vt_capheld) {
+            memmove(&vt_held[k + 1], &vt_held[k], (vt_nheld - k) * sizeof *vt_held);
+            vt_held[k] = (struct vt_span){e->addr, e->addr + size};
+            vt_nheld++;
+        } else {
+            vt_held_lost = 1;
+        }
+    }
+    vt_mutex_unlock(&vt_seg_mu);
+    return size;
+}
+
+/* A block's free completed: it no longer bounds a free run. */
+static void vt_block_done(const struct vt_entry *e)
+{
+    if (vt_rounded(e->size) <= VT_SMALL_SIZE)
+        return;
+    vt_mutex_lock(&vt_seg_mu);
+    size_t k = vt_held_from(e->addr);
+    if (k < vt_nheld && vt_held[k].lo == e->addr)
+        memmove(&vt_held[k], &vt_held[k + 1], (--vt_nheld - k) * sizeof *vt_held);
+    vt_mutex_unlock(&vt_seg_mu);
+}
+
 /* ---- the entries ---- */
 
 static void vt_block_alloc(const struct vt_entry *e)
@@ -554,7 +646,7 @@ static void vt_block_alloc(const struct vt_entry *e)
     struct vt_alloc a;
     memset(&a, 0, sizeof a);
     a.addr = e->addr;
-    a.size = e->size;
+    a.size = vt_block_size(e);
     a.kind = VT_KIND_BLOCK;
     a.device = (int16_t)(e->device >= 0 && e->device < VT_MAX_DEVICES ? e->device : -1);
     a.x.owner = vt_owner;
@@ -577,9 +669,13 @@ static void vt_handle(const struct vt_entry *e)
         break;
     case VT_ACT_FREE:
         /* torch's allocated total drops when the free is asked for, not when a stream's use of the block
-         * lets it complete (FREE_COMPLETED, not read). */
+         * lets it complete (FREE_COMPLETED: vt_block_done). */
         if (e->addr)
             vt_block_free(e);
+        break;
+    case VT_ACT_FREE_DONE:
+        if (e->addr)
+            vt_block_done(e);
         break;
     case VT_ACT_SEG_ALLOC:
     case VT_ACT_SEG_MAP:
@@ -629,7 +725,7 @@ void vt_torch_write(struct vt_out *f)
         return;
     size_t n = 0;
     struct vt_tseg *copy = NULL;
-    int lost = 0;
+    int lost = 0, held_lost = 0;
     if (state == VT_TORCH_ON) {
         vt_mutex_lock(&vt_seg_mu);
         n = vt_nsegs;
@@ -637,6 +733,7 @@ void vt_torch_write(struct vt_out *f)
         if (copy)
             memcpy(copy, vt_segs, n * sizeof *copy);
         lost = vt_segs_lost || (n && !copy);
+        held_lost = vt_held_lost;
         vt_mutex_unlock(&vt_seg_mu);
         if (!copy)
             n = 0;
@@ -649,6 +746,8 @@ void vt_torch_write(struct vt_out *f)
     vt_out_text(f, detail, 0);
     if (lost)
         vt_outs(f, "; out of memory once: torch's segments are not all listed");
+    if (held_lost)
+        vt_outs(f, "; out of memory once: some large blocks may be counted at the size asked for");
     vt_outs(f, "\n");
     for (size_t i = 0; i < n; i++) {
         const struct vt_tseg *s = &copy[i];
@@ -684,6 +783,7 @@ static void vt_torch_parent(void)
 static void vt_torch_child(void)
 {
     vt_nsegs = 0;
+    vt_nheld = 0;
     vt_mutex_unlock(&vt_seg_mu);
 }
 

@@ -1,7 +1,9 @@
 /* For tests/t_tracker.sh: a program of torch's C++ kind (no Python) whose tensors come from the fake
  * c10 (tests/fake/c10), every one through one factory, make_tensor(). Each request takes an 8 MiB
  * scratch tensor and gives it back, refreshes a bounded cache of four, and keeps a 3 MiB record (the
- * leak, keep_request). Three dumps through the public API between rounds of requests, a fourth after
+ * leak, keep_request). First it loads two weights whose blocks are larger than asked for: 1000 bytes
+ * (a block of 1024) and 19.5 MiB (a fresh segment of 20 MiB, the 512 KiB left too little to split off).
+ * Three dumps through the public API between rounds of requests, a fourth after
  * the cache is emptied; after each, the dump's path and the allocator's own totals ("truth N ALLOCATED
  * RESERVED"). Built -O0: every function keeps its frame. */
 #include <stddef.h>
@@ -45,6 +47,14 @@ __attribute__((noinline)) static void handle(int r)
     fake_c10_free(scratch);
 }
 
+static void *weights[2];
+
+__attribute__((noinline)) static void load_weights(void)
+{
+    weights[0] = make_tensor(1000);
+    weights[1] = make_tensor((19 << 20) + (512 << 10));
+}
+
 static void dump(int i)
 {
     char path[4096];
@@ -56,6 +66,7 @@ static void dump(int i)
 
 int main(void)
 {
+    load_weights();
     for (int i = 1; i <= 3; i++) {
         for (int r = 0; r < 8; r++)
             handle(8 * i + r);

@@ -125,6 +125,7 @@ static const size_t MiB = 1 << 20;
 struct Block {
     size_t addr, size;
     bool used;
+    size_t requested; // what was asked for: the trace entries' size
 };
 
 struct Segment {
@@ -152,13 +153,13 @@ class DeviceCachingAllocator {
             if (s.small == small)
                 for (size_t i = 0; i < s.blocks.size(); i++)
                     if (!s.blocks[i].used && s.blocks[i].size >= size)
-                        return take(s, i, size);
+                        return take(s, i, size, nbytes);
         Segment *s = expandable_ ? grow(small, size) : fresh(small, size);
         if (!s)
             return nullptr;
         for (size_t i = 0; i < s->blocks.size(); i++)
             if (!s->blocks[i].used && s->blocks[i].size >= size)
-                return take(*s, i, size);
+                return take(*s, i, size, nbytes);
         return nullptr;
     }
 
@@ -170,10 +171,10 @@ class DeviceCachingAllocator {
                 Block &b = s.blocks[i];
                 if (b.addr != (size_t)p || !b.used)
                     continue;
-                trace(TraceEntry::FREE_REQUESTED, b.addr, b.size);
+                trace(TraceEntry::FREE_REQUESTED, b.addr, b.requested);
                 allocated_ -= b.size;
                 b.used = false;
-                trace(TraceEntry::FREE_COMPLETED, b.addr, b.size);
+                trace(TraceEntry::FREE_COMPLETED, b.addr, b.requested);
                 if (i + 1 < s.blocks.size() && !s.blocks[i + 1].used) {
                     b.size += s.blocks[i + 1].size;
                     s.blocks.erase(s.blocks.begin() + (long)i + 1);
@@ -210,7 +211,7 @@ class DeviceCachingAllocator {
                     if (!last.size)
                         s.blocks.pop_back();
                     if (s.blocks.empty())
-                        s.blocks.push_back(Block{s.addr, 0, false});
+                        s.blocks.push_back(Block{s.addr, 0, false, 0});
                 }
                 k++;
                 continue;
@@ -243,18 +244,24 @@ class DeviceCachingAllocator {
             cb(given);
     }
 
-    void *take(Segment &s, size_t i, size_t size)
+    // As torch's should_split: what is left is split off when a small block could be made of it (the
+    // small pool, and expandable segments), else only when it is more than 1 MiB; the block is counted
+    // whole, the entry says what was asked for.
+    void *take(Segment &s, size_t i, size_t size, size_t nbytes)
     {
         Block &b = s.blocks[i];
-        if (b.size > size) {
-            Block rest{b.addr + size, b.size - size, false};
+        size_t rest_size = b.size - size;
+        if (s.small || expandable_ ? rest_size >= 512 : rest_size > MiB) {
+            Block rest{b.addr + size, rest_size, false, 0};
             b.size = size;
             s.blocks.insert(s.blocks.begin() + (long)i + 1, rest);
         }
-        s.blocks[i].used = true;
-        allocated_ += size;
-        trace(TraceEntry::ALLOC, s.blocks[i].addr, size);
-        return (void *)s.blocks[i].addr;
+        Block &got = s.blocks[i];
+        got.used = true;
+        got.requested = nbytes;
+        allocated_ += got.size;
+        trace(TraceEntry::ALLOC, got.addr, nbytes);
+        return (void *)got.addr;
     }
 
     Segment *fresh(bool small, size_t size)
@@ -265,7 +272,7 @@ class DeviceCachingAllocator {
             return nullptr;
         reserved_ += seg;
         trace(TraceEntry::SEGMENT_ALLOC, (size_t)p, seg);
-        segs_.push_back(Segment{(size_t)p, seg, small, {Block{(size_t)p, seg, false}}});
+        segs_.push_back(Segment{(size_t)p, seg, small, {Block{(size_t)p, seg, false, 0}}});
         return &segs_.back();
     }
 
@@ -309,7 +316,7 @@ class DeviceCachingAllocator {
         if (free_tail)
             s->blocks.back().size += need;
         else
-            s->blocks.push_back(Block{from, need, false});
+            s->blocks.push_back(Block{from, need, false, 0});
         return s;
     }
 
