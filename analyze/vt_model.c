@@ -319,8 +319,10 @@ static int vt_same_function(const char *a, const char *b)
  * caller of the frame that allocated with Python stack `pystack` (its first frame past the framework's
  * own at the top): from that caller outward its frames are the outer end of theirs, the outer ones at the
  * same lines (the same calls still in progress), the caller in the same function at any line (it has
- * moved on from the call, not returned: what it allocated is still its request's). Where nothing called
- * the allocating frame, that frame itself must still run. */
+ * moved on from the call, not returned: what it allocated is still its request's) unless it is the
+ * stack's outermost frame, which never returns (a module's code, a thread's first function): then at the
+ * same line, the call still in progress. Where nothing called the allocating frame, that frame itself
+ * must still run. */
 static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
 {
     const struct vt_df_pystack *ps = pystack ? vt_df_pystack(d, pystack) : NULL;
@@ -339,7 +341,8 @@ static uint32_t vt_running_holds(const struct vt_dumpfile *d, uint32_t pystack)
         uint32_t off = rs->n - k, i = 0;
         for (; i < k; i++) {
             const struct vt_df_pyframe *a = vt_df_pyframe(d, ps->frames[lo + i]), *b = vt_df_pyframe(d, rs->frames[off + i]);
-            if (!a || !b || strcmp(a->file, b->file) || (i ? a->line != b->line : !vt_same_function(a->func, b->func)))
+            if (!a || !b || strcmp(a->file, b->file) ||
+                (i || k == 1 ? a->line != b->line : !vt_same_function(a->func, b->func)))
                 break;
         }
         held += i == k;

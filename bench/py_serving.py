@@ -13,7 +13,10 @@
 # functions are looked up in the process's global scope, as a program linked to the runtime (torch's
 # libc10_cuda) finds them, so an LD_PRELOADed library's come first and both its layers run: the runtime
 # hook and the driver hook the runtime's own call reaches (ctypes' handle of the runtime would find the
-# runtime's own functions and pass the runtime hooks by).
+# runtime's own functions and pass the runtime hooks by). BENCH_C10=LIB (the fake torch's libc10_cuda.so,
+# tests/fake/c10): each request's tensor comes from its caching allocator instead, a block handed out and
+# taken back as torch's are, which the library learns through torch's trace tracker. BENCH_DEPTH: the
+# frames a request descends (40).
 #   py_serving.py RUNTIME REQUESTS quiet|contended
 import ctypes
 import os
@@ -31,7 +34,7 @@ alloc, free = lib.cudaMalloc, lib.cudaFree
 free.argtypes = [ctypes.c_void_p]
 p = ctypes.c_void_p()
 ref = ctypes.byref(p)
-DEPTH = 40
+DEPTH = int(os.environ.get("BENCH_DEPTH", "40"))
 EVICT = int(os.environ.get("BENCH_EVICT", "0"))
 evict = ctypes.CDLL(os.environ["BENCH_EVICT_LIB"]).bench_evict if EVICT else None
 LEVELS = int(os.environ.get("BENCH_LEVELS", "2"))  # levels of four ways: 4 ** LEVELS call paths
@@ -43,6 +46,20 @@ def serve(size):
         evict(EVICT)
     alloc(ref, 256 + work)
     free(p)
+
+
+if os.environ.get("BENCH_C10"):
+    c10 = ctypes.CDLL(os.environ["BENCH_C10"])
+    c10_malloc, c10_free = c10.fake_c10_malloc, c10.fake_c10_free
+    c10_malloc.restype = ctypes.c_void_p
+    c10_malloc.argtypes = [ctypes.c_size_t]
+    c10_free.argtypes = [ctypes.c_void_p]
+
+    def serve(size):
+        work = sum(range(size % 7 + 8))
+        if evict:
+            evict(EVICT)
+        c10_free(c10_malloc(256 + work))
 
 
 if os.environ.get("BENCH_ASYNC") == "1":
