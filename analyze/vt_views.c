@@ -176,6 +176,19 @@ static int vt_segment_cmp(const void *a, const void *b, void *dump)
     return x < y ? -1 : x > y;
 }
 
+/* A tracked block in no segment of torch's (one whose segment the tracker missed): allocated all the
+ * same. 0, or -1 when out of memory. */
+static int vt_loose_block(struct vt_views *vw, size_t *cap, const struct vt_df_alloc *a)
+{
+    struct vt_view *o = vt_view_get(vw, cap, "torch", a->device);
+    if (!o)
+        return -1;
+    o->allocated += a->size;
+    o->blocks++;
+    o->blocks_nostack += !a->stack;
+    return 0;
+}
+
 /* With torch's trace tracker on, its segments come without blocks: its live blocks are the dump's
  * entries of kind block labelled torch. Each segment gets the ones inside it and the free space
  * between them, as its snapshot would list them; a block in no segment (one whose segment the tracker
@@ -209,16 +222,10 @@ static int vt_tracked_blocks(const struct vt_dumpfile *d, struct vt_views *vw, s
             r = -1;
             break;
         }
-        for (; b < nb && d->allocs[bix[b]].addr < s->addr; b++) { /* in no segment */
-            struct vt_view *o = vt_view_get(vw, cap, "torch", d->allocs[bix[b]].device);
-            if (!o) {
-                r = -1;
-                break;
-            }
-            o->allocated += d->allocs[bix[b]].size;
-            o->blocks++;
-            o->blocks_nostack += !d->allocs[bix[b]].stack;
-        }
+        for (; b < nb && d->allocs[bix[b]].addr < s->addr && !r; b++) /* in no segment */
+            r = vt_loose_block(vw, cap, &d->allocs[bix[b]]);
+        if (r)
+            break;
         size_t n = 0;
         uint64_t at = s->addr, end = s->addr + s->size;
         for (; b < nb && d->allocs[bix[b]].addr < end; b++) {
@@ -234,16 +241,8 @@ static int vt_tracked_blocks(const struct vt_dumpfile *d, struct vt_views *vw, s
             run[n++] = (struct vt_df_block){.addr = at, .size = end - at, .state = VT_BLOCK_INACTIVE};
         vt_segment_blocks(s, run, n, matched[six[k]], v);
     }
-    for (; b < nb && !r; b++) {
-        struct vt_view *o = vt_view_get(vw, cap, "torch", d->allocs[bix[b]].device);
-        if (!o) {
-            r = -1;
-            break;
-        }
-        o->allocated += d->allocs[bix[b]].size;
-        o->blocks++;
-        o->blocks_nostack += !d->allocs[bix[b]].stack;
-    }
+    for (; b < nb && !r; b++)
+        r = vt_loose_block(vw, cap, &d->allocs[bix[b]]);
     free(bix);
     free(six);
     free(run);

@@ -33,6 +33,7 @@
 #include "vt_format.h"
 #include "vt_lock.h"
 #include "vt_module.h"
+#include "vt_modules.h"
 #include "vt_real.h"
 #include "vt_records.h"
 #include "vt_stack.h"
@@ -280,35 +281,12 @@ static void *vt_find_attach(void *obj, const Dl_info *c10, char *why, size_t len
     return vtbl[t->attach];
 }
 
-struct vt_code_of {
-    uintptr_t base, lo, hi;
-};
-
-static int vt_code_range(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct vt_code_of *c = arg;
-    if (info->dlpi_addr != c->base)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (!c->lo || lo < c->lo)
-            c->lo = lo;
-        if (hi > c->hi)
-            c->hi = hi;
-    }
-    return 1;
-}
-
 static void vt_attach(const Dl_info *c10)
 {
-    struct vt_code_of code = {(uintptr_t)c10->dli_fbase, 0, 0};
-    dl_iterate_phdr(vt_code_range, &code);
-    vt_c10_lo = code.lo;
-    vt_c10_hi = code.hi;
+    uintptr_t lo, hi;
+    vt_modules_code_range(c10->dli_fbase, &lo, &hi); /* its first mapping starts at its base */
+    vt_c10_lo = lo;
+    vt_c10_hi = hi;
     char why[sizeof vt_why];
     vt_read_version(c10->dli_fname);
     vt_real_dlsym_resolve();
