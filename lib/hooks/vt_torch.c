@@ -317,15 +317,36 @@ void vt_torch_look(enum vt_fn api)
         return;
     if (atomic_load(&vt_state) != VT_TORCH_WATCH)
         return;
+    /* The code of the last module this thread's allocating calls came from that is not c10's: a program
+     * without torch asks dladdr once a module, not at every allocation. dladdr and what follows take the
+     * loader's lock, which a dump's module map needs: while this thread holds it, it counts as holding one
+     * of ours, so that exit() from a signal handler here writes no exit dump rather than wait for a
+     * dumper that waits for this thread (vt_lifecycle.c). */
+    static __thread uintptr_t not_lo __attribute__((tls_model("initial-exec")));
+    static __thread uintptr_t not_hi __attribute__((tls_model("initial-exec")));
     uintptr_t caller = vt_stack_caller();
+    if (!caller || (caller >= not_lo && caller < not_hi))
+        return;
     Dl_info di;
-    if (!caller || !dladdr((const void *)caller, &di) || !di.dli_fname || !vt_is_c10(di.dli_fname))
+    vt_locks_held++;
+    int found = dladdr((const void *)caller, &di) && di.dli_fname;
+    if (found && !vt_is_c10(di.dli_fname)) {
+        uintptr_t lo, hi;
+        vt_modules_code_range((const void *)caller, &lo, &hi);
+        not_lo = lo;
+        not_hi = hi;
+        found = 0;
+    }
+    vt_locks_held--;
+    if (!found)
         return;
     int watch = VT_TORCH_WATCH;
     if (!atomic_compare_exchange_strong(&vt_state, &watch, VT_TORCH_PENDING))
         return;
     int saved = errno;
+    vt_locks_held++; /* the loader's lock, taken by what it looks up (above) */
     vt_attach(&di);
+    vt_locks_held--;
     errno = saved;
 }
 
