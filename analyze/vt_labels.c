@@ -2,7 +2,9 @@
  * one line's blocks live in does not make that line a helper: only sites of one class are compared); a
  * round moves every
  * group whose sites have more than one caller one frame out, and stops when none moved (a helper inside a
- * helper takes a round each; VT_LABEL_ROUNDS bounds a damaged dump). */
+ * helper takes a round each; VT_LABEL_ROUNDS bounds a damaged dump). Sites the rounds leave with one
+ * name whose frames part inside it (two lines of one function, called from one line that the rounds
+ * named) are told apart by the frame where they part: "INNER via NAME". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,22 +60,104 @@ static const char *vt_caller(const struct vt_site *s)
     return s->name_at + 1 < s->nframes ? s->frames[s->name_at + 1] : NULL;
 }
 
+/* The frame naming s while the rounds run (vt_site_name gives the label they end with). */
+static const char *vt_frame_named(const struct vt_site *s)
+{
+    return s->frames[s->name_at];
+}
+
 /* Sites of one class (allocated, an allocator's segments, a pool's cache) and one name lie together. */
 static int vt_by_name(const void *x, const void *y)
 {
     const struct vt_site *a = *(struct vt_site *const *)x, *b = *(struct vt_site *const *)y;
     if (a->role != b->role)
         return a->role < b->role ? -1 : 1;
-    return strcmp(vt_site_name(a), vt_site_name(b));
+    return strcmp(vt_frame_named(a), vt_frame_named(b));
 }
 
 static int vt_same_group(const struct vt_site *a, const struct vt_site *b)
 {
-    return a->role == b->role && !strcmp(vt_site_name(a), vt_site_name(b));
+    return a->role == b->role && !strcmp(vt_frame_named(a), vt_frame_named(b));
+}
+
+/* Frames beside the name, d = 1 the nearest: inside it (toward the allocation) with out unset, outside it
+ * (its callers) with out set. What is compared where one name's sites part. */
+static const char *vt_beside(const struct vt_site *s, uint32_t d, int out)
+{
+    if (out)
+        return s->name_at + d < s->nframes ? s->frames[s->name_at + d] : NULL;
+    return d <= s->name_at ? s->frames[s->name_at - d] : NULL;
+}
+
+static int vt_beside_cmp(const struct vt_site *a, const struct vt_site *b, int out)
+{
+    int c = vt_by_name(&a, &b);
+    for (uint32_t d = 1; !c; d++) {
+        const char *p = vt_beside(a, d, out), *q = vt_beside(b, d, out);
+        if (!p || !q)
+            return (p != NULL) - (q != NULL);
+        c = strcmp(p, q);
+    }
+    return c;
+}
+
+static int vt_by_inside(const void *x, const void *y)
+{
+    return vt_beside_cmp(*(struct vt_site *const *)x, *(struct vt_site *const *)y, 0);
+}
+
+static int vt_by_outside(const void *x, const void *y)
+{
+    return vt_beside_cmp(*(struct vt_site *const *)x, *(struct vt_site *const *)y, 1);
+}
+
+/* How many frames beside the name a and b share. */
+static uint32_t vt_shared(const struct vt_site *a, const struct vt_site *b, int out)
+{
+    uint32_t d = 1;
+    while (vt_beside(a, d, out) && vt_beside(b, d, out) && vt_same(vt_beside(a, d, out), vt_beside(b, d, out)))
+        d++;
+    return d - 1;
+}
+
+/* One pass of vt_labels_via: sorted by the frames on one side of the name, each site of a shared name
+ * that has no label yet parts from the one nearest it (a neighbour: the one it shares most with) at the
+ * frame after those they share; no such frame on this side (or only an address), no label from this
+ * pass. */
+static int vt_labels_side(struct vt_site **ix, size_t m, int out)
+{
+    int r = 0;
+    qsort(ix, m, sizeof *ix, out ? vt_by_outside : vt_by_inside);
+    for (size_t k = 0; k < m; k++) {
+        const struct vt_site *prev = k && vt_same_group(ix[k - 1], ix[k]) ? ix[k - 1] : NULL;
+        const struct vt_site *next = k + 1 < m && vt_same_group(ix[k + 1], ix[k]) ? ix[k + 1] : NULL;
+        if ((!prev && !next) || ix[k]->label)
+            continue;
+        uint32_t a = prev ? vt_shared(ix[k], prev, out) : 0, b = next ? vt_shared(ix[k], next, out) : 0;
+        const char *part = vt_beside(ix[k], (a > b ? a : b) + 1, out), *name = vt_frame_named(ix[k]);
+        if (!part || strstr(part, "+0x"))
+            continue; /* none, or a native frame with no line: no better said than the name alone */
+        size_t len = strlen(part) + strlen(name) + 6;
+        if (!(ix[k]->label = malloc(len))) {
+            r = -1;
+            continue;
+        }
+        snprintf(ix[k]->label, len, "%s via %s", out ? name : part, out ? part : name);
+    }
+    return r;
+}
+
+/* Sites of one class the rounds left with one name are told apart by the frame where each parts from the
+ * others: inside the name first ("INNER via NAME": two lines of the function the name calls), else
+ * outside it ("NAME via OUTER"). 0, or -1 when out of memory (a site then keeps the name alone). */
+static int vt_labels_via(struct vt_site **ix, size_t m)
+{
+    int r = vt_labels_side(ix, m, 0);
+    return vt_labels_side(ix, m, 1) < 0 ? -1 : r;
 }
 
 /* The rounds, over the sites with frames (several dumps' together, or one's). */
-static void vt_labels_run(struct vt_site **ix, size_t m)
+static int vt_labels_run(struct vt_site **ix, size_t m)
 {
     for (size_t i = 0; i < m; i++)
         while (ix[i]->name_at + 1 < ix[i]->nframes && vt_named_helper(ix[i]->frames[ix[i]->name_at]))
@@ -98,6 +182,7 @@ static void vt_labels_run(struct vt_site **ix, size_t m)
         if (!moved)
             break;
     }
+    return vt_labels_via(ix, m);
 }
 
 int vt_labels_part(struct vt_site *sites, size_t n)
@@ -111,9 +196,9 @@ int vt_labels_part(struct vt_site *sites, size_t n)
         if (sites[i].nframes)
             ix[m++] = &sites[i];
     }
-    vt_labels_run(ix, m);
+    int r = vt_labels_run(ix, m);
     free(ix);
-    return 0;
+    return r;
 }
 
 int vt_labels_part_models(struct vt_model *const *ms, size_t k)
@@ -128,10 +213,12 @@ int vt_labels_part_models(struct vt_model *const *ms, size_t k)
         for (size_t i = 0; i < ms[j]->nsites; i++) {
             struct vt_site *s = &ms[j]->sites[i];
             s->name_at = s->name_base;
+            free(s->label);
+            s->label = NULL;
             if (s->nframes)
                 ix[m++] = s;
         }
-    vt_labels_run(ix, m);
+    int r = vt_labels_run(ix, m);
     free(ix);
-    return 0;
+    return r;
 }

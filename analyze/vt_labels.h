@@ -7,7 +7,11 @@
  * the new names are such helpers themselves (found from the dump itself; massif is told them with
  * --alloc-fn). Sites are compared within their class (allocated memory, an allocator's segments, a pool's
  * cache). Sites that one line reaches by the same caller keep that line's name, whatever called it
- * further out. */
+ * further out. Sites still named alike whose frames part inside the name (two lines of one function,
+ * called from the line that names them) are named with the frame where they part too: "step (train.py:91)
+ * via <module> (train.py:97)"; where no frame inside tells them, one outside does ("NAME via OUTER"). Where
+ * they part only at a native address with no line (no symbols), they keep the name alone: one series in
+ * Prometheus, summed. */
 #ifndef VT_LABELS_H
 #define VT_LABELS_H
 

@@ -464,7 +464,7 @@ static int vt_add(struct vt_model *m, size_t *cap, struct vt_index *ix, const ch
 
 const char *vt_site_name(const struct vt_site *s)
 {
-    return s->nframes ? s->frames[s->name_at] : NULL;
+    return s->label ? s->label : s->nframes ? s->frames[s->name_at] : NULL;
 }
 
 static int vt_site_cmp(const void *a, const void *b)
@@ -993,6 +993,7 @@ static void vt_sites_free(struct vt_site *sites, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(sites[i].frames); /* the strings are the model's (vt_intern) */
+        free(sites[i].label);
         free(sites[i].key);
     }
     free(sites);

@@ -40,6 +40,8 @@ struct vt_site {
     uint32_t python_at; /* frames from here on are Python frames (nframes: none) */
     uint32_t name_at;   /* the frame that names the site in one line (0 when it has none) */
     uint32_t name_base; /* name_at before allocation helpers were passed (vt_labels.h) */
+    char *label;        /* "INNER via NAME" where sites that name_at's frame names alike part inside it
+                           (vt_labels.h); NULL: the frame alone */
     int device;
     int role;         /* enum vt_role: allocated, a pool's cache (a pseudo-site), or an allocator's segments */
     char library[16]; /* "cuBLAS", "NCCL"...: the CUDA library the stack runs through; "" for none */
