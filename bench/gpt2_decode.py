@@ -4,6 +4,8 @@
 # waits on the CPU's kernel launches, so any CPU time vramtrace spends shows. Prints the median tokens/s
 # of BATCHES batches of REQUESTS requests, and with "dump" takes one vramtrace dump after the warm-up (as
 # an operator would; with VRAMTRACE_TORCH_HISTORY=dump that switches torch's block history on).
+# BENCH_NOOP_TRACKER=1 attaches a trace tracker that only counts (bench/noop_tracker.py): torch's own
+# cost of any tracker, without the library.
 # BENCH_TORCH_HISTORY=1 switches torch's own _record_memory_history() on instead: the anchor. Under
 # bench/pingpong.py it takes turns instead (bench/turns.py), a batch of REQUESTS requests per turn. With
 # "selfcost", a dump also before and after the measured batches: `vramtrace diff` of the two says what
@@ -32,6 +34,10 @@ torch.manual_seed(0)
 if os.environ.get("BENCH_TORCH_HISTORY") == "1":
     torch.cuda.memory._record_memory_history()
 model = GPT2LMHeadModel(GPT2Config()).half().cuda().eval()
+if os.environ.get("BENCH_NOOP_TRACKER") == "1":
+    import noop_tracker
+
+    noop_tracker.attach()
 prompt = torch.randint(0, 50257, (1, 16), device="cuda")
 NEW = 32
 

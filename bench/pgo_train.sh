@@ -1,7 +1,9 @@
 #!/bin/sh
 # The training run of the library's profile-guided build (the Makefile's PGO): the serving-shaped loop
 # (bench/py_serving.py, on the fake runtime) under the instrumented library, with plain and stream-ordered
-# pairs, quiet and with the GIL contended, so that the profile holds the hooks' common path as a serving
+# pairs, quiet and with the GIL contended, and tensors from the fake torch's caching allocator (tests/fake/c10:
+# torch's blocks through its trace tracker, the common path of a PyTorch process), so that the profile
+# holds the hooks' common path as a serving
 # process takes it: through the runtime's hooks and the driver's, as torch calls them (until 2026-12-06 the
 # loop called the runtime past its hooks, and the profile had never seen the runtime hooks run). CPython
 # 3.12 (the GPU image's) is preferred, as the walk has a path of its own per version; the system's python3
@@ -27,6 +29,9 @@ for py in $pys; do
         { echo "pgo_train.sh: the training run failed ($py, BENCH_ASYNC=$async, $mode)" >&2; exit 1; }
     done
   done
+  BENCH_C10="$build/fake/torch/lib/libc10_cuda.so" BENCH_DEPTH=20 LD_PRELOAD="$PWD/$pgo/libvramtrace.so" "$py" \
+    bench/py_serving.py "$build/fake/libcudart.so.13" 10000 quiet > /dev/null ||
+    { echo "pgo_train.sh: the training run through torch's tracker failed ($py)" >&2; exit 1; }
 done
 n=$(find "$pgo/prof" -name '*.gcda' | wc -l)
 [ "$n" -gt 0 ] || { echo "pgo_train.sh: the training run left no profile in $pgo/prof" >&2; exit 1; }
