@@ -10,7 +10,7 @@
 # its last output until its next request), dumped 50 times: no diff against its first dump says
 # leak-suspect; the same server leaking: every one does, once its workers have served more than a request each.
 . "$(dirname "$0")/tap.sh"
-echo "1..24"
+echo "1..25"
 
 # run NAME [VAR=VALUE...]: c10_prog under the library in $W/NAME, its output in $W/NAME/run.
 run() {
@@ -188,3 +188,15 @@ cp "$W/server-leak/each" "$W/out"
 [ "$(awk '$2 != "leak-suspect" && ($2 != "undecided" || $1 >= 5)' "$W/server-leak/each")" = "" ] &&
   [ "$(wc -l < "$W/server-leak/each")" = 49 ]
 check "the same server keeping every output: every diff against its first dump says leak-suspect, from the fifth on (undecided before, never a verdict of no leak)"
+
+# The running records' AT, forged: when every thread was looked at before anything was made, every entry
+# is a request the dump did not see start (in flight); looked at after everything, the leak is the leak.
+l1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/server-leak/run")
+l30=$(awk '$1 == "dump" && $2 == 30 { print $3 }' "$W/server-leak/run")
+awk '$1 == "running" { $4 = 1 } { print }' "$l30" > "$W/early.dump"
+awk '$1 == "running" { $4 = "18446744073709551000" } { print }' "$l30" > "$W/late.dump"
+"$V" diff "$l1" "$W/early.dump" > "$W/out" 2>&1
+"$V" diff "$l1" "$W/late.dump" >> "$W/out" 2>&1
+[ "$(grep -c '^verdict: leak-suspect: ' "$W/out")" = 1 ] && grep -q '(in flight), not counted$' "$W/out" &&
+  grep '^verdict: ' "$W/out" | tail -1 | grep -q '^verdict: leak-suspect: '
+check "entries made after their thread was looked at (the running record's AT) are in flight; made before, a leak"

@@ -11,6 +11,7 @@ n=0
 check() {
   st=$?
   n=$((n + 1))
-  # A failure's diagnostics go to standard error too, which prove shows (CI's log then says why).
-  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30 | tee /dev/stderr; fi
+  # A failure's diagnostics go to standard error too, which prove shows (CI's log then says why);
+  # appended, as a file that is both stdout and stderr would be cut short by a plain reopening.
+  if [ $st -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; sed 's/^/# /' "$W/out" | head -30 | tee -a /dev/stderr; fi
 }
