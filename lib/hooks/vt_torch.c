@@ -206,9 +206,6 @@ static int vt_version_in(const char *versions)
     return 0;
 }
 
-/* The allocator's attachAllocatorTraceTracker, at its slot of this version's vtable once the vtable is
- * seen to be laid out as that version's, and the object is torch's native caching allocator. NULL with why
- * filled when it cannot be used: nothing of the object is called then. */
 /* What the allocator's name() says, into out: 0, or -1 where it cannot be called here or says too much.
  * It returns a std::string, as libstdc++'s C++11 ABI (torch's) lays it out: its characters, their count,
  * then 16 bytes holding them where they fit. On x86-64 a function returning one is passed the address to
@@ -235,6 +232,9 @@ static int vt_call_name(void *fn, void *self, char *out, size_t len)
 #endif
 }
 
+/* The allocator's attachAllocatorTraceTracker, at its slot of this version's vtable once the vtable is
+ * seen to be laid out as that version's, and the object is torch's native caching allocator. NULL with why
+ * filled when it cannot be used: nothing of the object is called then. */
 static void *vt_find_attach(void *obj, const Dl_info *c10, char *why, size_t len)
 {
     const struct vt_vtable *t = NULL;
@@ -565,7 +565,7 @@ static uint64_t vt_rounded(uint64_t size)
     return size < VT_MIN_BLOCK ? VT_MIN_BLOCK : (size + VT_MIN_BLOCK - 1) / VT_MIN_BLOCK * VT_MIN_BLOCK;
 }
 
-/* The first held span at or after addr (vt_seg_mu held). */
+/* The first held span at or after addr, and taking one out (vt_seg_mu held). */
 static size_t vt_held_from(uint64_t addr)
 {
     size_t lo = 0, hi = vt_nheld;
@@ -577,6 +577,11 @@ static size_t vt_held_from(uint64_t addr)
             hi = mid;
     }
     return lo;
+}
+
+static void vt_held_drop(size_t k)
+{
+    memmove(&vt_held[k], &vt_held[k + 1], (--vt_nheld - k) * sizeof *vt_held);
 }
 
 static uint64_t vt_block_size(const struct vt_entry *e)
@@ -593,7 +598,7 @@ static uint64_t vt_block_size(const struct vt_entry *e)
     if (seg) {
         size_t k = vt_held_from(e->addr);
         if (k < vt_nheld && vt_held[k].lo == e->addr) /* one whose free we did not see: it is not held */
-            memmove(&vt_held[k], &vt_held[k + 1], (--vt_nheld - k) * sizeof *vt_held);
+            vt_held_drop(k);
         uint64_t end = seg->addr + seg->size;
         if (k < vt_nheld && vt_held[k].lo < end)
             end = vt_held[k].lo;
@@ -627,7 +632,7 @@ static void vt_block_done(const struct vt_entry *e)
     vt_mutex_lock(&vt_seg_mu);
     size_t k = vt_held_from(e->addr);
     if (k < vt_nheld && vt_held[k].lo == e->addr)
-        memmove(&vt_held[k], &vt_held[k + 1], (--vt_nheld - k) * sizeof *vt_held);
+        vt_held_drop(k);
     vt_mutex_unlock(&vt_seg_mu);
 }
 
