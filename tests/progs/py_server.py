@@ -4,7 +4,10 @@
 # the worker's next request (a bounded hold, one a thread). The main thread keeps requests coming and takes
 # a dump now and then (50 in all), printing "dump N PATH". With "leak", every output is also appended to a
 # list, forever.
-#   py_server.py ok|leak [DUMPS]
+# With "held": no queue; a dump, then each worker serves one request and waits holding its output (in
+# its own frame, past serve()), a second dump, and the workers end: what two dumps cannot tell from a
+# leak's beginning, every time.
+#   py_server.py ok|leak|held [DUMPS]
 import queue
 import random
 import sys
@@ -44,6 +47,26 @@ def worker():
         out = serve(req)  # held until the next request replaces it
         time.sleep(random.random() * 0.002)
 
+
+if mode == "held":
+    served, done = threading.Barrier(5), threading.Event()
+
+    def hold(i):
+        out = serve(i)  # held until the workers end
+        served.wait()
+        done.wait()
+        del out
+
+    print("dump", 1, dump(), flush=True)
+    holders = [threading.Thread(target=hold, args=(i,)) for i in range(4)]
+    for h in holders:
+        h.start()
+    served.wait()
+    print("dump", 2, dump(), flush=True)
+    done.set()
+    for h in holders:
+        h.join()
+    sys.exit(0)
 
 workers = [threading.Thread(target=worker) for _ in range(4)]
 for w in workers:
