@@ -82,7 +82,11 @@ with torch.no_grad():
         sys.exit(0)
     if self_cost:
         dump()
+    # the measured batches' span on the clock perf can stamp its samples with (bench/profile_gpu.sh)
+    began = time.clock_gettime(time.CLOCK_MONOTONIC)
     rates = [batch(requests) for _ in range(batches)]
+    print("decode_window %.6f %.6f %d" % (began, time.clock_gettime(time.CLOCK_MONOTONIC), batches * requests * NEW),
+          flush=True)
     if self_cost:
         dump()
         print("tokens", batches * requests * NEW, flush=True)

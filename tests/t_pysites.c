@@ -439,6 +439,69 @@ static void test_recode(void)
 {
     each_python(check_recode);
 }
+/* Stacks that share their outer frames and differ inward, one after the other (3.12+ walk by paths,
+ * vt_pypath.c, which reads again only what changed since the thread's last walk): each allocation is
+ * named by its own frames at every depth -- the helper it went through (via_a or via_b, frames alike),
+ * mid's line that called it, and as many deeper() frames as it went through. */
+static void check_alternate(const char *python, const char *tag)
+{
+    struct run r;
+    struct vt_dumpfile d;
+    char p[700];
+    const char *env[] = {PY_WAIT_PATIENT, NULL};
+    run_py(&r, python, "alternate", env);
+    if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && load_dump(p, &d) == 0,
+            "%s alternate: 900 allocations of three stacks under four depths, one dump", tag)) {
+        diag("status %d, err: %s", r.status, r.err);
+        run_free(&r);
+        return;
+    }
+    static const struct { unsigned size; const char *via, *at; } want[] = {
+        {4096, "via_a", "mid_4096"}, {8192, "via_b", "mid_8192"}, {12288, "via_a", "mid_12288"}};
+    int right = 0, seen = 0;
+    char first_wrong[200] = "";
+    for (size_t i = 0; i < d.nallocs; i++) {
+        const struct vt_df_alloc *a = &d.allocs[i];
+        int w = a->size == 4096 ? 0 : a->size == 8192 ? 1 : a->size == 12288 ? 2 : -1;
+        if (w < 0)
+            continue;
+        seen++;
+        const struct vt_df_stack *st = vt_df_stack(&d, a->stack);
+        const struct vt_df_pystack *ps = st ? vt_df_pystack(&d, st->pystack) : NULL;
+        const struct vt_df_pyframe *f[4] = {NULL};
+        for (uint32_t k = 0; ps && k < 4 && k < ps->n; k++)
+            f[k] = vt_df_pyframe(&d, ps->frames[k]);
+        /* Under mid: deeper() as often as the request went down (0 to 3), then deeper once more (the
+         * call with k == 0 is a deeper frame too), then <module>. */
+        uint32_t deep = 0;
+        while (ps && 3 + deep < ps->n) {
+            const struct vt_df_pyframe *x = vt_df_pyframe(&d, ps->frames[3 + deep]);
+            if (!x || strcmp(x->func, "deeper"))
+                break;
+            deep++;
+        }
+        const struct vt_df_pyframe *top = ps && 3 + deep < ps->n ? vt_df_pyframe(&d, ps->frames[3 + deep]) : NULL;
+        long at_line = out_num(&r, "at", want[w].at);
+        int good = f[0] && !strcmp(f[0]->func, "leaf") && f[1] && !strcmp(f[1]->func, want[w].via) && f[2] &&
+                   !strcmp(f[2]->func, "mid") && (long)f[2]->line == at_line && deep >= 1 && deep <= 4 && top &&
+                   !strcmp(top->func, "<module>");
+        right += good;
+        if (!good && !first_wrong[0])
+            snprintf(first_wrong, sizeof first_wrong, "%llu bytes: %s, %s, %s line %u (want %ld), %u deeper, then %s",
+                     (unsigned long long)a->size, f[0] ? f[0]->func : "-", f[1] ? f[1]->func : "-", f[2] ? f[2]->func : "-",
+                     f[2] ? f[2]->line : 0, at_line, deep, top ? top->func : "-");
+    }
+    if (!ok(seen == 900 && right == 900, "%s alternate: every allocation named by its own frames (%d of %d)", tag,
+            right, seen))
+        diag("first wrong: %s", first_wrong);
+    vt_dumpfile_free(&d);
+    run_free(&r);
+}
+
+static void test_alternate(void)
+{
+    each_python(check_alternate);
+}
 
 /* A subinterpreter's allocation on a thread of the main one. Subinterpreters keep code objects of their
  * own, freed with them, so their frames are never read: its site has no frame of the subinterpreter's
@@ -802,6 +865,7 @@ int main(void)
     test_self_parts();
     test_native_reuse();
     test_recode();
+    test_alternate();
     test_subinterp();
     check_gil("gil", 0);
     check_gil("gilwalk", 1);

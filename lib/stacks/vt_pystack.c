@@ -24,6 +24,7 @@
 #include "vt_hot.h"
 #include "vt_lock.h"
 #include "vt_log.h"
+#include "vt_pypath.h"
 #include "vt_pystack.h"
 #include "vt_python.h"
 #include "vt_stripe.h"
@@ -324,10 +325,30 @@ VT_HOT void vt_pystack_prefetch(void)
         vt_tcache_prefetch(l->frame_owner);
 }
 
+/* A path's stack not met on it before (vt_pypath.h): looked up, or added, as any walked key is. */
+static uint32_t vt_path_resolve(const uintptr_t *key, int n, uint64_t h)
+{
+    uint32_t id = vt_pys_find(key, n, h);
+    return id ? id : vt_walk_add(key, n, h, 0);
+}
+
+/* A walk's frames and code objects read, counted; and the test fault that fails the third walk. */
+static int vt_walk_counted(int n, const struct vt_pycode_memos *memo)
+{
+    if (VT_LIKELY(n > 0)) {
+        vt_tally_add(VT_TALLY_PY_FRAMES, (uint64_t)n);
+        if (VT_UNLIKELY(!memo->slot || memo->reads))
+            vt_tally_add(VT_TALLY_PY_CODE_READS, memo->slot ? memo->reads : (uint64_t)n);
+    }
+    if (VT_UNLIKELY(vt_fault_corrupt) && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
+        n = -1;
+    return n;
+}
+
 VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
 {
     uintptr_t key[2 * VT_PY_DEPTH_MAX];
-    uint64_t h;
+    uint64_t h = 0;
     struct vt_pycode_memos memo = {0};
     uint64_t *cleared;
     /* The common case first (the compiler lays its blocks out in a line): a thread with its cache, an
@@ -341,14 +362,16 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
     } else {
         memo.slot = NULL;
     }
-    int n = vt_pywalk(vt_hotdata.layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, cached ? &memo : NULL);
-    if (VT_LIKELY(n > 0)) {
-        vt_tally_add(VT_TALLY_PY_FRAMES, (uint64_t)n);
-        if (VT_UNLIKELY(!memo.slot || memo.reads))
-            vt_tally_add(VT_TALLY_PY_CODE_READS, memo.slot ? memo.reads : (uint64_t)n);
+    const struct vt_pylayout *l = vt_hotdata.layout;
+    if (VT_LIKELY(memo.slot && l->frame_owner >= 0 && l->minor >= 12)) {
+        uint32_t id;
+        int n, got = vt_pypath_walk(l, &vt_types, tstate, vt_cfg.py_depth, &memo, vt_path_resolve, &id, &n);
+        if (VT_LIKELY(got != -2)) {
+            *failed = vt_walk_counted(got < 0 ? -1 : n, &memo) < 0;
+            return *failed ? 0 : id;
+        }
     }
-    if (VT_UNLIKELY(vt_fault_corrupt) && __atomic_add_fetch(&vt_walks, 1, __ATOMIC_RELAXED) > 2)
-        n = -1;
+    int n = vt_walk_counted(vt_pywalk(l, &vt_types, tstate, key, vt_cfg.py_depth, &h, 0, cached ? &memo : NULL), &memo);
     *failed = n < 0;
     if (VT_UNLIKELY(n <= 0))
         return 0;

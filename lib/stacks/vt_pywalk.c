@@ -484,6 +484,64 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
     return n;
 }
 
+/* vt_pywalk_raw: a chain of loads and stores, no test but the owner (vt_pypath.c decides the rest). */
+VT_INLINE int vt_raw(const struct vt_pylayout *l, const void *tstate, struct vt_pyraw *out, int max)
+{
+    const void *f;
+    if (l->ts_cframe >= 0) {
+        const void *cframe;
+        RD(VT_PLAIN, cframe, tstate, l->ts_cframe);
+        f = NULL;
+        if (cframe)
+            RD(VT_PLAIN, f, cframe, l->cframe_current);
+    } else {
+        RD(VT_PLAIN, f, tstate, l->ts_frame);
+    }
+    int n = 0;
+    for (; f && n < max; f = vt_back(VT_PLAIN, l, f)) {
+        struct vt_pyraw *r = &out[n];
+        RD(VT_PLAIN, r->owner, f, l->frame_owner);
+        if (l->minor >= 13 && r->owner == VT_OWNED_BY_CSTACK)
+            continue;
+        RD(VT_PLAIN, r->code, f, l->frame_code);
+        RD(VT_PLAIN, r->instr, f, l->frame_instr);
+        r->frame = f;
+        n++;
+    }
+    return n;
+}
+
+VT_HOT int vt_pywalk_raw(const struct vt_pylayout *l, const void *tstate, struct vt_pyraw *out, int max)
+{
+    /* Each version's offsets as constants, as vt_pywalk does. */
+    if (l->minor == 12 && vt_layouts[VT_LAYOUT_3_12].minor == 12)
+        return vt_raw(&vt_layouts[VT_LAYOUT_3_12], tstate, out, max);
+    if (l->minor == 13 && vt_layouts[VT_LAYOUT_3_13].minor == 13)
+        return vt_raw(&vt_layouts[VT_LAYOUT_3_13], tstate, out, max);
+    return vt_raw(l, tstate, out, max);
+}
+
+VT_HOT int vt_pywalk_word(const struct vt_pylayout *l, const struct vt_pytypes *t, struct vt_pycode_memos *m,
+                          const struct vt_pyraw *r, const struct vt_pycode_memo *hint, struct vt_pycode_memo *known,
+                          uintptr_t *word)
+{
+    struct vt_pycode_memo *slot = NULL;
+    int got = 1, traceable;
+    if (hint && hint->code == (uintptr_t)r->code && hint->gen == (uint16_t)m->gen) {
+        *known = *hint;
+        traceable = known->traceable;
+    } else if ((got = vt_walk_unknown(l, t, m, r->code, r->owner, known, &slot, &traceable)) <= 0) {
+        return got;
+    }
+    const char *first = r->code + l->code_adaptive;
+    if (r->owner != VT_OWNED_BY_GENERATOR && r->instr < first + 2 * (long)traceable)
+        return 0; /* not started yet (as _PyFrame_IsIncomplete decides) */
+    if (got == 2)
+        known->print = vt_code_print(VT_PLAIN, l, t, r->code, m, slot, known);
+    *word = (uintptr_t)(uint32_t)(int)(r->instr - first) | ((uintptr_t)known->print << 32);
+    return 1;
+}
+
 VT_HOT int vt_pywalk(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key, int max,
               uint64_t *hash, int careful, struct vt_pycode_memos *memo)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "vt_hot.h"
+#include "vt_pypath.h"
 #include "vt_tcache.h"
 
 struct vt_tcache_slot {
@@ -35,6 +36,7 @@ struct vt_tcache {
     uint64_t last_h[VT_TCACHE_TABLES];
     unsigned ntrail[2], last;
     unsigned turn, memo_turn; /* which slot of a full set is overwritten next */
+    struct vt_pypath *path;
 };
 
 #define VT_TCACHE_GONE ((struct vt_tcache *)1)
@@ -46,6 +48,7 @@ static pthread_once_t vt_key_once = PTHREAD_ONCE_INIT;
 
 static void vt_tcache_end(void *p)
 {
+    vt_pypath_free(((struct vt_tcache *)p)->path);
     free(p);
     vt_mine = VT_TCACHE_GONE;
 }
@@ -129,15 +132,25 @@ VT_HOT void vt_tcache_follow(enum vt_tcache_table t, uint64_t h, const void *ite
     c->last_h[t] = h;
 }
 
+VT_HOT struct vt_pypath **vt_tcache_path(void)
+{
+    struct vt_tcache *c = vt_tcache_get();
+    return c ? &c->path : NULL;
+}
+
 VT_HOT void vt_tcache_prefetch(int owner_off)
 {
     const struct vt_tcache *c = vt_mine;
     if (!c || c == VT_TCACHE_GONE)
         return;
+    /* The thread's last frames: its path's where it walks by paths, else the walk's own trail. */
     const struct vt_pywalk_step *o = c->trail[c->last];
+    unsigned n = c->path ? 0 : c->ntrail[c->last];
+    if (c->path)
+        vt_pypath_prefetch(c->path, owner_off);
     /* Loops kept whole: each line of code here is one more to fetch at every allocation. */
 #pragma GCC unroll 1
-    for (unsigned i = 0, n = c->ntrail[c->last]; i < n; i++) {
+    for (unsigned i = 0; i < n; i++) {
         __builtin_prefetch(o[i].frame, 0, 3);
         __builtin_prefetch((const char *)o[i].frame + owner_off, 0, 3);
     }

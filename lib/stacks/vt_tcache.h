@@ -50,6 +50,9 @@ struct vt_tcache_pair *vt_tcache_pair(uint64_t h, uintptr_t caller, uint32_t py)
  * with *cleared the destruction count when the memo was last emptied; -1 when the thread has none.
  * The walk's trail is the next walk's old one. */
 int vt_tcache_walk(struct vt_pycode_memos *m, uint64_t **cleared);
+/* Where the calling thread keeps its tree of Python frames (vt_pypath.h; *slot NULL until made), freed
+ * with the cache; NULL when the thread has no cache. */
+struct vt_pypath **vt_tcache_path(void);
 /* Asks memory, without waiting, for what the thread's next capture will most likely read: the frames its
  * last walk went through (each frame's first line and the one holding its owner byte, owner_off in: a
  * call made again lands where the last one was), and in each table the item that followed the last one

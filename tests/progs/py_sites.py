@@ -11,6 +11,10 @@
 #        shapes: allocations from a generator, a coroutine, deep recursion, a thread that exits, an
 #               except block, a comprehension, a lambda, a decorator's wrapper, a class body, one dump
 #        many:  1,000 allocations and frees through Server.churn (GIL released), one dump
+#        alternate: 900 allocations, GIL released, kept: leaf() through via_a or via_b (frames alike), called
+#               from three lines of mid() in turn (4, 8, 12 KiB), mid under 0 to 3 levels of deeper(),
+#               so that consecutive stacks share their outer frames and differ at every depth; "at
+#               NAME LINE" for mid's three calls; one dump
 #        recode: 60 functions made from one by code.replace(), each called once (an allocation of its own
 #               size, 4 KiB times its number) and dropped: each new code object takes the dead one's address
 #        paths: from one Python line, 100 allocations through native path a (4 KiB each), then 400 taking
@@ -197,6 +201,35 @@ if mode == "recode":
         del code
         made()
         del made
+    dump()
+def leaf(n):
+    p = ctypes.c_void_p(); released.cudaMalloc(ctypes.byref(p), n); kept.append(p)
+
+
+def via_a(n):
+    leaf(n)
+
+
+def via_b(n):
+    leaf(n)
+
+
+def mid(i):
+    if i % 3 == 0:
+        via_a(4096); at("mid_4096")
+    elif i % 3 == 1:
+        via_b(8192); at("mid_8192")
+    else:
+        via_a(12288); at("mid_12288")
+
+
+def deeper(k, i):
+    return mid(i) if k == 0 else deeper(k - 1, i)
+
+
+if mode == "alternate":
+    for i in range(900):
+        deeper((i // 3) % 4, i)
     dump()
 if mode == "paths":
     for i in range(500):
