@@ -2,19 +2,21 @@
  * code object and instruction word (the key's two words), under the node of the frames outward of it;
  * the node of a stack's innermost frame stands for the whole stack and remembers its id. Each thread
  * has a tree of its own (no lock) and a trail: the steps of its last path, outermost first, each with
- * its node and what the memo said of its code object.
+ * its node.
  *
  * A walk reads the frames (vt_pywalk_raw), then goes along them from the outermost while each is the
- * trail's step at its depth (the same code object and instruction, the code objects' count of
- * destructions unmoved): those steps' nodes are this stack's too, with nothing looked up. Only the
- * frames after the first that differs, a decode step's few innermost ones, are made into words and
- * found in the tree. A serving loop's allocations share their outer frames (the request, the model,
- * its layers) and differ in the last few, so a walk costs a compare a frame and a look-up for each that
- * changed, where a key of every frame used to be hashed and compared whole (docs/performance.md).
+ * trail's step at its depth (the same code object, instruction and owner): those steps' nodes are this
+ * stack's too, with nothing looked up. Each frame after the first that differs is found under its
+ * parent node by its code object, instruction and owner, in one slot of the thread's table, with no
+ * read of its code object; only a frame not met before under that node is made into words (the memo of
+ * code objects, or the code object read). Where the old walk hashed every frame into a key and compared
+ * the key whole with the interned stack's (a few hundred bytes of cold memory an allocation), a walk now
+ * costs a compare a frame and a slot for each that changed (docs/performance.md).
  *
  * Why it is the same answer: a stack's key is its frames' (code, word) pairs, and a path in the tree is
- * the same pairs from the outermost. A frame equal to the trail's step has the same pair, whether it is
- * the same call or another landed at the same depth. */
+ * the same pairs from the outermost. The word and whether a frame is reported follow from its code
+ * object, instruction and owner while no code object has been destroyed, since then a code object's
+ * address is no other's; a destruction starts a new epoch, an empty tree. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,26 +32,36 @@ struct vt_pynode {
     uint32_t depth;  /* its frames */
 };
 
+/* A frame as the walk meets it under a node: its code object, instruction and owner, which decide its
+ * key's words (and whether it is reported at all) while no code object has been destroyed. The slot
+ * holds the answer, the frame's node (or parent itself, for a frame not reported), so that a frame
+ * that changed since the last walk costs one look-up, half a cache line, and no read of its code
+ * object. Slots of an older epoch are empty. */
+struct vt_pyslot {
+    const char *code, *instr;
+    uint32_t parent, node;
+    uint32_t epoch;
+    char owner;
+};
+
 /* A tree past this many nodes is emptied and grown again: a program whose stacks never repeat (a
- * recursion of every depth) keeps no more than ~6 MB a thread. */
-#define VT_PYPATH_NODES_MAX (1u << 18)
+ * recursion of every depth) keeps no more than ~30 MB a thread. */
+#define VT_PYPATH_NODES_MAX (1u << 19)
 
 struct vt_pypath {
     struct vt_pynode *nodes;
     uint32_t nnodes, capnodes;
-    uint32_t *slot; /* open addressing by (parent, code, word): node indexes, 0 empty */
-    uint32_t nslots;
-    uint64_t gen; /* the destruction count the trail was made at */
-    /* The trail: one step for each frame read, outermost first, reported or not (a shim, a frame not
-     * started yet: what the interpreter would not report is decided by its code object, instruction and
-     * owner, so a frame equal to its step is decided alike). Columns: the walk's compare reads the
-     * first three alone, a few lines for a whole stack. A step's node is its frame's, or for a frame not
-     * reported the node outward of it. */
+    struct vt_pyslot *slot; /* open addressing by (parent, code, instruction, owner) */
+    uint32_t nslots, used;  /* used: the slots of this epoch */
+    uint32_t epoch;         /* starts again (an empty tree) when a code object is destroyed */
+    uint64_t gen;           /* the destruction count the epoch began at */
+    /* The trail: one step for each frame read, outermost first, reported or not. Columns: the walk's
+     * compare reads the first three alone, a few lines for a whole stack. A step's node is its frame's,
+     * or for a frame not reported the node outward of it. */
     unsigned ntrail;
     const char *code[VT_PY_DEPTH_MAX], *instr[VT_PY_DEPTH_MAX];
     char owner[VT_PY_DEPTH_MAX];
     uint32_t step_node[VT_PY_DEPTH_MAX];
-    struct vt_pycode_memo memo[VT_PY_DEPTH_MAX];
     const void *frame[VT_PY_DEPTH_MAX]; /* only for vt_pypath_prefetch */
 };
 
@@ -77,28 +89,56 @@ static struct vt_pypath *vt_pypath_new(void)
     }
     p->nnodes = 1; /* the root */
     memset(&p->nodes[0], 0, sizeof p->nodes[0]);
+    p->epoch = 1;
     return p;
 }
 
-static uint32_t vt_node_hash(uint32_t parent, uintptr_t code, uintptr_t word)
+/* An empty tree, every slot left as it is but no longer of this epoch. */
+static void vt_new_epoch(struct vt_pypath *p)
 {
-    uint64_t h = (code ^ ((uint64_t)parent << 40) ^ (word * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
+    if (++p->epoch == 0) { /* after 2^32 of them: the slots really emptied, once */
+        memset(p->slot, 0, p->nslots * sizeof *p->slot);
+        p->epoch = 1;
+    }
+    p->nnodes = 1;
+    p->used = 0;
+    p->ntrail = 0;
+}
+
+static uint32_t vt_slot_hash(uint32_t parent, const char *code, const char *instr, char owner)
+{
+    uint64_t h = ((uintptr_t)code ^ ((uint64_t)parent << 40) ^ (uint64_t)(unsigned char)owner ^
+                  ((uintptr_t)instr * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
     return (uint32_t)(h >> 32);
 }
 
-/* The table of slots twice as large, every node placed again. */
+/* The slot of (parent, r) in this epoch, or the empty one where it goes. */
+VT_HOT static struct vt_pyslot *vt_slot_at(struct vt_pypath *p, uint32_t parent, const struct vt_pyraw *r)
+{
+    uint32_t mask = p->nslots - 1, s = vt_slot_hash(parent, r->code, r->instr, r->owner) & mask;
+    for (;; s = (s + 1) & mask) {
+        struct vt_pyslot *x = &p->slot[s];
+        if (x->epoch != p->epoch ||
+            (x->code == r->code && x->instr == r->instr && x->parent == parent && x->owner == r->owner))
+            return x;
+    }
+}
+
+/* The table of slots twice as large, this epoch's placed again. */
 static int vt_slots_grow(struct vt_pypath *p)
 {
     uint32_t n = p->nslots * 2;
-    uint32_t *slot = calloc(n, sizeof *slot);
+    struct vt_pyslot *slot = calloc(n, sizeof *slot);
     if (!slot)
         return -1;
-    for (uint32_t i = 1; i < p->nnodes; i++) {
-        const struct vt_pynode *x = &p->nodes[i];
-        uint32_t s = vt_node_hash(x->parent, x->code, x->word) & (n - 1);
-        while (slot[s])
+    for (uint32_t i = 0; i < p->nslots; i++) {
+        const struct vt_pyslot *x = &p->slot[i];
+        if (x->epoch != p->epoch)
+            continue;
+        uint32_t s = vt_slot_hash(x->parent, x->code, x->instr, x->owner) & (n - 1);
+        while (slot[s].epoch == p->epoch)
             s = (s + 1) & (n - 1);
-        slot[s] = i;
+        slot[s] = *x;
     }
     free(p->slot);
     p->slot = slot;
@@ -106,48 +146,45 @@ static int vt_slots_grow(struct vt_pypath *p)
     return 0;
 }
 
-/* Every node and the trail dropped (the tree at its bound). */
-static void vt_pypath_empty(struct vt_pypath *p)
+/* A frame not met under parent in this epoch: its words (from the memo of code objects, or read), its
+ * node, made when new, and its slot. Returns 0 with *node; -1 for memory not as expected; 1 when the
+ * tree is at its bound or out of memory (emptied: the walk ends with no stack, this once). */
+static __attribute__((noinline)) int vt_frame_add(struct vt_pypath *p, const struct vt_pylayout *l,
+                                                  const struct vt_pytypes *t, struct vt_pycode_memos *m,
+                                                  uint32_t parent, const struct vt_pyraw *r, uint32_t *node)
 {
-    p->nnodes = 1;
-    p->ntrail = 0;
-    memset(p->slot, 0, p->nslots * sizeof *p->slot);
+    struct vt_pycode_memo known;
+    uintptr_t word;
+    int got = vt_pywalk_word(l, t, m, r, &known, &word);
+    if (got < 0)
+        return -1;
+    uint32_t i = parent;
+    if (got) {
+        if (p->nnodes >= VT_PYPATH_NODES_MAX)
+            goto full;
+        if (p->nnodes == p->capnodes) {
+            struct vt_pynode *n = realloc(p->nodes, 2 * (size_t)p->capnodes * sizeof *n);
+            if (!n)
+                goto full;
+            p->nodes = n;
+            p->capnodes *= 2;
+        }
+        i = p->nnodes++;
+        p->nodes[i] = (struct vt_pynode){(uintptr_t)r->code, word, parent, 0, p->nodes[parent].depth + 1};
+    }
+    if (2 * (p->used + 1) > p->nslots && vt_slots_grow(p) < 0)
+        goto full;
+    *vt_slot_at(p, parent, r) = (struct vt_pyslot){r->code, r->instr, parent, i, p->epoch, r->owner};
+    p->used++;
+    *node = i;
+    return 0;
+full:
+    vt_new_epoch(p);
+    return 1;
 }
 
-/* The node of (code, word) under parent, added when new; 0 when out of memory. Out of the walk's loop:
- * a decode step's allocation meets a few. */
-static __attribute__((noinline)) uint32_t vt_child(struct vt_pypath *p, uint32_t parent, uintptr_t code, uintptr_t word)
-{
-    uint32_t mask = p->nslots - 1, s = vt_node_hash(parent, code, word) & mask;
-    for (uint32_t i; (i = p->slot[s]); s = (s + 1) & mask) {
-        const struct vt_pynode *x = &p->nodes[i];
-        if (x->code == code && x->word == word && x->parent == parent)
-            return i;
-    }
-    if (p->nnodes >= VT_PYPATH_NODES_MAX)
-        return 0; /* the caller empties the tree and walks again */
-    if (p->nnodes == p->capnodes) {
-        struct vt_pynode *n = realloc(p->nodes, 2 * (size_t)p->capnodes * sizeof *n);
-        if (!n)
-            return 0;
-        p->nodes = n;
-        p->capnodes *= 2;
-    }
-    if (2 * (p->nnodes + 1) > p->nslots) {
-        if (vt_slots_grow(p) < 0)
-            return 0;
-        mask = p->nslots - 1;
-        for (s = vt_node_hash(parent, code, word) & mask; p->slot[s]; s = (s + 1) & mask)
-            ;
-    }
-    uint32_t i = p->nnodes++;
-    p->nodes[i] = (struct vt_pynode){code, word, parent, 0, p->nodes[parent].depth + 1};
-    p->slot[s] = i;
-    return i;
-}
-
-/* The id of the stack that ends at node (n frames): its key made from the path, innermost first, and
- * looked up (added when new) the way every walked key is. */
+/* The id of the stack that ends at node: its key made from the path, innermost first, and looked up
+ * (added when new) the way every walked key is. */
 static __attribute__((noinline, cold)) uint32_t vt_path_id(struct vt_pypath *p, uint32_t node,
                                                            vt_pypath_resolve_fn *resolve)
 {
@@ -178,6 +215,11 @@ VT_HOT int vt_pypath_walk(const struct vt_pylayout *l, const struct vt_pytypes *
     struct vt_pypath *p = vt_pypath_mine();
     if (VT_UNLIKELY(!p))
         return -2;
+    /* A code object destroyed: another may now be at its address, so every slot may be stale. */
+    if (VT_UNLIKELY(p->gen != m->gen)) {
+        vt_new_epoch(p);
+        p->gen = m->gen;
+    }
     /* The last path's frames asked for all at once: most are where they were (the outer calls are the
      * same, and a call made again lands where the last one did), and the walk would otherwise wait for
      * each in turn, a frame's address being in the frame inward of it. */
@@ -187,44 +229,33 @@ VT_HOT int vt_pypath_walk(const struct vt_pylayout *l, const struct vt_pytypes *
         max = VT_PY_DEPTH_MAX;
     int n = vt_pywalk_raw(l, tstate, raw, max);
     /* The steps the trail still has, from the outermost: the same code object at the same instruction,
-     * owned alike, no code object destroyed since the trail was made. */
-    int fresh = p->gen == m->gen;
-    unsigned k = 0, same = fresh ? (p->ntrail < (unsigned)n ? p->ntrail : (unsigned)n) : 0;
+     * owned alike. */
+    unsigned k = 0, same = p->ntrail < (unsigned)n ? p->ntrail : (unsigned)n;
     while (k < same && p->code[k] == raw[n - 1 - (int)k].code && p->instr[k] == raw[n - 1 - (int)k].instr &&
            p->owner[k] == raw[n - 1 - (int)k].owner)
         k++;
     uint32_t node = k ? p->step_node[k - 1] : 0;
     for (; k < (unsigned)n; k++) {
         const struct vt_pyraw *r = &raw[n - 1 - (int)k];
-        struct vt_pycode_memo known = {0};
-        uintptr_t word;
-        /* The step's memo is read as the hint before the step is written over. */
-        int got = vt_pywalk_word(l, t, m, r, fresh && k < p->ntrail ? &p->memo[k] : NULL, &known, &word);
-        if (got < 0) {
-            p->ntrail = 0;
-            return -1;
-        }
-        if (got) {
-            uint32_t child = vt_child(p, node, (uintptr_t)r->code, word);
-            if (VT_UNLIKELY(!child)) {
-                /* Out of memory, or the tree at its bound: emptied, and the stack left without Python
-                 * frames this once (a rare walk, not a wrong one). */
-                vt_pypath_empty(p);
+        const struct vt_pyslot *x = vt_slot_at(p, node, r);
+        if (VT_LIKELY(x->epoch == p->epoch)) {
+            node = x->node;
+        } else {
+            int got = vt_frame_add(p, l, t, m, node, r, &node);
+            if (got) {
+                p->ntrail = 0;
                 *id = 0;
                 *frames = 0;
-                return 0;
+                return got < 0 ? -1 : 0;
             }
-            node = child;
         }
         p->code[k] = r->code;
         p->instr[k] = r->instr;
         p->owner[k] = r->owner;
         p->step_node[k] = node;
-        p->memo[k] = known;
         p->frame[k] = r->frame;
     }
     p->ntrail = (unsigned)n;
-    p->gen = m->gen;
     *frames = node ? (int)p->nodes[node].depth : 0;
     *id = !node ? 0 : VT_LIKELY(p->nodes[node].id) ? p->nodes[node].id : vt_path_id(p, node, resolve);
     return 0;

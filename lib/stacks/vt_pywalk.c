@@ -521,18 +521,13 @@ VT_HOT int vt_pywalk_raw(const struct vt_pylayout *l, const void *tstate, struct
     return vt_raw(l, tstate, out, max);
 }
 
-VT_HOT int vt_pywalk_word(const struct vt_pylayout *l, const struct vt_pytypes *t, struct vt_pycode_memos *m,
-                          const struct vt_pyraw *r, const struct vt_pycode_memo *hint, struct vt_pycode_memo *known,
-                          uintptr_t *word)
+int vt_pywalk_word(const struct vt_pylayout *l, const struct vt_pytypes *t, struct vt_pycode_memos *m,
+                   const struct vt_pyraw *r, struct vt_pycode_memo *known, uintptr_t *word)
 {
     struct vt_pycode_memo *slot = NULL;
-    int got = 1, traceable;
-    if (hint && hint->code == (uintptr_t)r->code && hint->gen == (uint16_t)m->gen) {
-        *known = *hint;
-        traceable = known->traceable;
-    } else if ((got = vt_walk_unknown(l, t, m, r->code, r->owner, known, &slot, &traceable)) <= 0) {
+    int traceable, got = vt_walk_unknown(l, t, m, r->code, r->owner, known, &slot, &traceable);
+    if (got <= 0)
         return got;
-    }
     const char *first = r->code + l->code_adaptive;
     if (r->owner != VT_OWNED_BY_GENERATOR && r->instr < first + 2 * (long)traceable)
         return 0; /* not started yet (as _PyFrame_IsIncomplete decides) */

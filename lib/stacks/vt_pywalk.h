@@ -93,13 +93,11 @@ struct vt_pyraw {
 int vt_pywalk_raw(const struct vt_pylayout *l, const void *tstate, struct vt_pyraw *out, int max);
 
 /* The key's second word for frame r (VT_PYWALK_ADDR, VT_PYWALK_PRINT) into *word, and what is known of
- * its code object into *known: from hint when that is the same code object as of this walk (the path's
- * last step at this depth), else from the memo, else read (and kept in the memo). Returns 1; 0 for a
+ * its code object into *known: from the memo, else read (and kept in the memo). Returns 1; 0 for a
  * frame the interpreter would not report (a shim, or one not started yet); -1 for memory not as
  * expected. */
 int vt_pywalk_word(const struct vt_pylayout *l, const struct vt_pytypes *t, struct vt_pycode_memos *m,
-                   const struct vt_pyraw *r, const struct vt_pycode_memo *hint, struct vt_pycode_memo *known,
-                   uintptr_t *word);
+                   const struct vt_pyraw *r, struct vt_pycode_memo *known, uintptr_t *word);
 
 /* The hash vt_pywalk gives a key of n frames, for keys made another way. */
 uint64_t vt_pywalk_hash(const uintptr_t *key, int n);
