@@ -494,6 +494,20 @@ static void check_alternate(const char *python, const char *tag)
     if (!ok(seen == 900 && right == 900, "%s alternate: every allocation named by its own frames (%d of %d)", tag,
             right, seen))
         diag("first wrong: %s", first_wrong);
+    /* 42 Python frames under C calls back: the stack keeps VRAMTRACE_PY_DEPTH (32) of them, as many as
+     * without the calls through C (the shims between them are not frames). */
+    const struct vt_df_alloc *deep = find_alloc(&d, 16384);
+    const struct vt_df_stack *st = deep ? vt_df_stack(&d, deep->stack) : NULL;
+    const struct vt_df_pystack *ps = st ? vt_df_pystack(&d, st->pystack) : NULL;
+    const struct vt_df_pyframe *f0 = ps && ps->n ? vt_df_pyframe(&d, ps->frames[0]) : NULL;
+    uint32_t through = 0;
+    for (uint32_t k = 1; ps && k < ps->n; k++) {
+        const struct vt_df_pyframe *x = vt_df_pyframe(&d, ps->frames[k]);
+        through += x && !strcmp(x->func, "through_c");
+    }
+    ok(ps && ps->n == 32 && f0 && !strcmp(f0->func, "leaf") && through == 31,
+       "%s alternate: 41 levels through C: 32 frames kept, leaf then through_c (%u frames, %u through_c)", tag,
+       ps ? ps->n : 0, through);
     vt_dumpfile_free(&d);
     run_free(&r);
 }

@@ -501,7 +501,11 @@ VT_INLINE int vt_raw(const struct vt_pylayout *l, const void *tstate, struct vt_
     for (; f && n < max; f = vt_back(VT_PLAIN, l, f)) {
         struct vt_pyraw *r = &out[n];
         RD(VT_PLAIN, r->owner, f, l->frame_owner);
-        if (l->minor >= 13 && r->owner == VT_OWNED_BY_CSTACK)
+        /* A shim is never reported: 3.13 skips it by its owner, and 3.12's (the interpreter's trampoline,
+         * whose RESUME comes last) always reads as not started yet. Left out here, so that max counts
+         * frames that can be reported, as vt_pywalk's does: a call through C (a callback, a torch
+         * function) leaves one at each level. */
+        if (r->owner == VT_OWNED_BY_CSTACK)
             continue;
         RD(VT_PLAIN, r->code, f, l->frame_code);
         RD(VT_PLAIN, r->instr, f, l->frame_instr);

@@ -89,7 +89,7 @@ struct vt_pyraw {
 
 /* The frames of tstate's thread, innermost first, into out (at most max), for a walk with a memo (3.12,
  * 3.13: l->frame_owner set): each frame's code object, instruction and owner, read straight and not yet
- * checked (vt_pywalk_word checks what it does not already know). Shims on the C stack left out (3.13). */
+ * checked (vt_pywalk_word checks what it does not already know). Shims on the C stack left out. */
 int vt_pywalk_raw(const struct vt_pylayout *l, const void *tstate, struct vt_pyraw *out, int max);
 
 /* The key's second word for frame r (VT_PYWALK_ADDR, VT_PYWALK_PRINT) into *word, and what is known of

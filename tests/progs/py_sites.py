@@ -14,7 +14,8 @@
 #        alternate: 900 allocations, GIL released, kept: leaf() through via_a or via_b (frames alike), called
 #               from three lines of mid() in turn (4, 8, 12 KiB), mid under 0 to 3 levels of deeper(),
 #               so that consecutive stacks share their outer frames and differ at every depth; "at
-#               NAME LINE" for mid's three calls; one dump
+#               NAME LINE" for mid's three calls; then one (16 KiB) 41 levels deep through map() (a C
+#               function calling back: a shim frame at each level); one dump
 #        recode: 60 functions made from one by code.replace(), each called once (an allocation of its own
 #               size, 4 KiB times its number) and dropped: each new code object takes the dead one's address
 #        paths: from one Python line, 100 allocations through native path a (4 KiB each), then 400 taking
@@ -227,9 +228,18 @@ def deeper(k, i):
     return mid(i) if k == 0 else deeper(k - 1, i)
 
 
+def through_c(k):
+    # each level called back from C (map), which leaves a shim frame between two Python ones
+    if k == 0:
+        leaf(16384)
+    else:
+        list(map(through_c, [k - 1]))
+
+
 if mode == "alternate":
     for i in range(900):
         deeper((i // 3) % 4, i)
+    through_c(40)
     dump()
 if mode == "paths":
     for i in range(500):
