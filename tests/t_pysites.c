@@ -443,12 +443,12 @@ static void test_recode(void)
  * vt_pypath.c, which reads again only what changed since the thread's last walk): each allocation is
  * named by its own frames at every depth -- the helper it went through (via_a or via_b, frames alike),
  * mid's line that called it, and as many deeper() frames as it went through. */
-static void check_alternate(const char *python, const char *tag)
+static void check_alternate_env(const char *python, const char *tag, const char *fault)
 {
     struct run r;
     struct vt_dumpfile d;
     char p[700];
-    const char *env[] = {PY_WAIT_PATIENT, NULL};
+    const char *env[] = {PY_WAIT_PATIENT, fault, NULL};
     run_py(&r, python, "alternate", env);
     if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && load_dump(p, &d) == 0,
             "%s alternate: 900 allocations of three stacks under four depths, one dump", tag)) {
@@ -512,9 +512,24 @@ static void check_alternate(const char *python, const char *tag)
     run_free(&r);
 }
 
+static void check_alternate(const char *python, const char *tag)
+{
+    check_alternate_env(python, tag, NULL);
+}
+
+/* The same with each thread's tree of paths bounded at 48 nodes (3.12+): it fills, is emptied and the
+ * walk starts again, and no allocation loses its frames. */
+static void check_alternate_small(const char *python, const char *tag)
+{
+    char t[96];
+    snprintf(t, sizeof t, "%s, tree of 48 nodes", tag);
+    check_alternate_env(python, t, "VRAMTRACE_FAKE_PYWALK=smalltree");
+}
+
 static void test_alternate(void)
 {
     each_python(check_alternate);
+    each_python(check_alternate_small);
 }
 
 /* A subinterpreter's allocation on a thread of the main one. Subinterpreters keep code objects of their

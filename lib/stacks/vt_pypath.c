@@ -44,9 +44,16 @@ struct vt_pyslot {
     char owner;
 };
 
-/* A tree past this many nodes is emptied and grown again: a program whose stacks never repeat (a
- * recursion of every depth) keeps no more than ~30 MB a thread. */
-#define VT_PYPATH_NODES_MAX (1u << 19)
+/* A tree past this many nodes (or twice as many slots) is emptied and grown again: a program whose
+ * stacks never repeat (a recursion of every depth) keeps no more than ~12 MB a thread. A serving loop's
+ * thread keeps a few thousand. */
+#define VT_PYPATH_NODES_MAX (1u << 17)
+static uint32_t vt_nodes_max = VT_PYPATH_NODES_MAX;
+
+void vt_pypath_bound(uint32_t nodes)
+{
+    vt_nodes_max = nodes;
+}
 
 struct vt_pypath {
     struct vt_pynode *nodes;
@@ -148,7 +155,7 @@ static int vt_slots_grow(struct vt_pypath *p)
 
 /* A frame not met under parent in this epoch: its words (from the memo of code objects, or read), its
  * node, made when new, and its slot. Returns 0 with *node; -1 for memory not as expected; 1 when the
- * tree is at its bound or out of memory (emptied: the walk ends with no stack, this once). */
+ * tree is at its bound or out of memory (emptied: the walk starts again). */
 static __attribute__((noinline)) int vt_frame_add(struct vt_pypath *p, const struct vt_pylayout *l,
                                                   const struct vt_pytypes *t, struct vt_pycode_memos *m,
                                                   uint32_t parent, const struct vt_pyraw *r, uint32_t *node)
@@ -159,8 +166,10 @@ static __attribute__((noinline)) int vt_frame_add(struct vt_pypath *p, const str
     if (got < 0)
         return -1;
     uint32_t i = parent;
+    if (p->used >= 2 * vt_nodes_max)
+        goto full;
     if (got) {
-        if (p->nnodes >= VT_PYPATH_NODES_MAX)
+        if (p->nnodes >= vt_nodes_max)
             goto full;
         if (p->nnodes == p->capnodes) {
             struct vt_pynode *n = realloc(p->nodes, 2 * (size_t)p->capnodes * sizeof *n);
@@ -235,6 +244,7 @@ VT_HOT int vt_pypath_walk(const struct vt_pylayout *l, const struct vt_pytypes *
            p->owner[k] == raw[n - 1 - (int)k].owner)
         k++;
     uint32_t node = k ? p->step_node[k - 1] : 0;
+    int emptied = 0;
     for (; k < (unsigned)n; k++) {
         const struct vt_pyraw *r = &raw[n - 1 - (int)k];
         const struct vt_pyslot *x = vt_slot_at(p, node, r);
@@ -244,6 +254,13 @@ VT_HOT int vt_pypath_walk(const struct vt_pylayout *l, const struct vt_pytypes *
             int got = vt_frame_add(p, l, t, m, node, r, &node);
             if (got) {
                 p->ntrail = 0;
+                /* The tree was full and is now empty: once more from the outermost frame (a path holds
+                 * at most VT_PY_DEPTH_MAX nodes, far below the bound); out of memory, no stack. */
+                if (got > 0 && !emptied++) {
+                    k = (unsigned)-1;
+                    node = 0;
+                    continue;
+                }
                 *id = 0;
                 *frames = 0;
                 return got < 0 ? -1 : 0;

@@ -26,6 +26,9 @@ int vt_pypath_walk(const struct vt_pylayout *l, const struct vt_pytypes *t, cons
  * line and the one holding its owner byte, at owner_off). */
 void vt_pypath_prefetch(const struct vt_pypath *p, int owner_off);
 
+/* Tests only (VRAMTRACE_FAKE_PYWALK=smalltree): trees emptied past this many nodes instead. */
+void vt_pypath_bound(uint32_t nodes);
+
 /* The thread's tree freed, when the thread ends (vt_tcache.c). */
 void vt_pypath_free(struct vt_pypath *p);
 

@@ -72,7 +72,8 @@ static struct vt_pytypes vt_types;
 /* What the walks did (vt_pystack_counters). */
 static struct vt_stripe vt_pys_lookups[VT_STRIPES];
 /* Tests only (VRAMTRACE_FAKE_PYWALK): "mismatch" makes the check disagree, "corrupt" makes the third
- * walk find memory not as expected, so that both ways back to the interpreter's API are exercised. */
+ * walk find memory not as expected, so that both ways back to the interpreter's API are exercised;
+ * "smalltree" bounds each thread's tree of paths at 48 nodes, so that it fills and starts again. */
 static int vt_fault_mismatch, vt_fault_corrupt, vt_walks;
 
 static void vt_pys_init(void)
@@ -90,6 +91,8 @@ const char *vt_pystack_walk_setup(void)
     const char *fault = getenv("VRAMTRACE_FAKE_PYWALK");
     vt_fault_mismatch = fault && !strcmp(fault, "mismatch");
     vt_fault_corrupt = fault && !strcmp(fault, "corrupt");
+    if (fault && !strcmp(fault, "smalltree"))
+        vt_pypath_bound(48); /* one path of 43 frames fits; two do not */
     if (!why) {
         vt_types = t;
         vt_hotdata.layout = l;
