@@ -273,13 +273,15 @@ static char *python_frames(const char *json, uint64_t size)
 /* Generators, coroutines, recursion, a thread that exits, except blocks, comprehensions, lambdas,
  * decorators, a class body: the frames read by the thread itself are the frames the interpreter's own
  * API gives (VRAMTRACE_PY_WALK=0), line for line, and the innermost is the allocating line. */
+static const char *shapes_walk_env; /* the walked runs' extra setting (VRAMTRACE_PY_PATHS=on), or NULL */
+
 static void check_shapes(const char *python, const char *tag)
 {
     struct run r[2], c[2];
     char path[700];
     int ran = 1;
     for (int walk = 0; walk < 2; walk++) {
-        const char *env[] = {PY_WAIT_PATIENT, walk ? NULL : "VRAMTRACE_PY_WALK=0", NULL};
+        const char *env[] = {PY_WAIT_PATIENT, walk ? shapes_walk_env : "VRAMTRACE_PY_WALK=0", NULL};
         run_py(&r[walk], python, "shapes", env);
         ran &= r[walk].status == 0 && dump_path(&r[walk], 0, path, sizeof path);
         const char *args[] = {"report", path, "--json", NULL};
@@ -322,9 +324,19 @@ static void check_shapes(const char *python, const char *tag)
     }
 }
 
+static void check_shapes_paths(const char *python, const char *tag)
+{
+    char t[96];
+    snprintf(t, sizeof t, "%s, walked by paths", tag);
+    shapes_walk_env = "VRAMTRACE_PY_PATHS=on";
+    check_shapes(python, t);
+    shapes_walk_env = NULL;
+}
+
 static void test_shapes(void)
 {
     each_python(check_shapes);
+    each_python(check_shapes_paths);
 }
 
 /* The library's own count of what its hooks spent reading Python frames and unwinding native ones. */
@@ -400,7 +412,7 @@ static void check_recode(const char *python, const char *tag)
     struct run r;
     struct vt_dumpfile d;
     char p[700];
-    const char *env[] = {PY_WAIT_PATIENT, NULL};
+    const char *env[] = {PY_WAIT_PATIENT, shapes_walk_env, NULL};
     run_py(&r, python, "recode", env);
     if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && load_dump(p, &d) == 0,
             "%s recode: 60 functions made by code.replace(), one dump", tag)) {
@@ -435,20 +447,31 @@ static void check_recode(const char *python, const char *tag)
     run_free(&r);
 }
 
+/* By paths, where each destruction starts the thread's tree again (a new epoch). */
+static void check_recode_paths(const char *python, const char *tag)
+{
+    char t[96];
+    snprintf(t, sizeof t, "%s, walked by paths", tag);
+    shapes_walk_env = "VRAMTRACE_PY_PATHS=on";
+    check_recode(python, t);
+    shapes_walk_env = NULL;
+}
+
 static void test_recode(void)
 {
     each_python(check_recode);
+    each_python(check_recode_paths);
 }
-/* Stacks that share their outer frames and differ inward, one after the other (3.12+ walk by paths,
- * vt_pypath.c, which reads again only what changed since the thread's last walk): each allocation is
+/* Stacks that share their outer frames and differ inward, one after the other (what the walk by paths,
+ * vt_pypath.c, reads again only in part, 3.12+ with VRAMTRACE_PY_PATHS=on): each allocation is
  * named by its own frames at every depth -- the helper it went through (via_a or via_b, frames alike),
  * mid's line that called it, and as many deeper() frames as it went through. */
-static void check_alternate_env(const char *python, const char *tag, const char *fault)
+static void check_alternate_env(const char *python, const char *tag, const char *paths, const char *fault)
 {
     struct run r;
     struct vt_dumpfile d;
     char p[700];
-    const char *env[] = {PY_WAIT_PATIENT, fault, NULL};
+    const char *env[] = {PY_WAIT_PATIENT, paths, fault, NULL};
     run_py(&r, python, "alternate", env);
     if (!ok(r.status == 0 && dump_path(&r, 0, p, sizeof p) && load_dump(p, &d) == 0,
             "%s alternate: 900 allocations of three stacks under four depths, one dump", tag)) {
@@ -514,21 +537,29 @@ static void check_alternate_env(const char *python, const char *tag, const char 
 
 static void check_alternate(const char *python, const char *tag)
 {
-    check_alternate_env(python, tag, NULL);
+    check_alternate_env(python, tag, NULL, NULL);
 }
 
-/* The same with each thread's tree of paths bounded at 48 nodes (3.12+): it fills, is emptied and the
- * walk starts again, and no allocation loses its frames. */
+static void check_alternate_paths(const char *python, const char *tag)
+{
+    char t[96];
+    snprintf(t, sizeof t, "%s, walked by paths", tag);
+    check_alternate_env(python, t, "VRAMTRACE_PY_PATHS=on", NULL);
+}
+
+/* By paths with each thread's tree bounded at 48 nodes (3.12+): it fills, is emptied and the walk
+ * starts again, and no allocation loses its frames. */
 static void check_alternate_small(const char *python, const char *tag)
 {
     char t[96];
-    snprintf(t, sizeof t, "%s, tree of 48 nodes", tag);
-    check_alternate_env(python, t, "VRAMTRACE_FAKE_PYWALK=smalltree");
+    snprintf(t, sizeof t, "%s, walked by paths in a tree of 48 nodes", tag);
+    check_alternate_env(python, t, "VRAMTRACE_PY_PATHS=on", "VRAMTRACE_FAKE_PYWALK=smalltree");
 }
 
 static void test_alternate(void)
 {
     each_python(check_alternate);
+    each_python(check_alternate_paths);
     each_python(check_alternate_small);
 }
 

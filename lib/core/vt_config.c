@@ -33,6 +33,7 @@ static const struct {
     {"VRAMTRACE_PY_DEPTH", offsetof(struct vt_config, py_depth), 0},
     {"VRAMTRACE_PY_NATIVE_DEPTH", offsetof(struct vt_config, py_native_depth), 0},
     {"VRAMTRACE_PY_WALK", offsetof(struct vt_config, py_walk), 0},
+    {"VRAMTRACE_PY_PATHS", offsetof(struct vt_config, py_paths), 0},
     {"VRAMTRACE_PY_WAIT", offsetof(struct vt_config, py_wait), 1},
     {"VRAMTRACE_BRIDGE_TIMEOUT", offsetof(struct vt_config, bridge_timeout), 1},
     {"VRAMTRACE_TORCH_TRACKER", offsetof(struct vt_config, torch_tracker), 0},

@@ -15,6 +15,7 @@ struct vt_config {
     int py_depth;       /* Python frames kept per stack */
     int py_native_depth; /* native frames kept above Python frames */
     int py_walk;        /* read frames from the interpreter's memory on the allocating thread */
+    int py_paths;       /* ... by paths (vt_pypath.h), where the version allows */
     int signal;         /* 0: no dump signal */
     int at_exit;
     int on_oom;

@@ -366,7 +366,7 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
         memo.slot = NULL;
     }
     const struct vt_pylayout *l = vt_hotdata.layout;
-    if (VT_LIKELY(memo.slot && l->frame_owner >= 0 && l->minor >= 12)) {
+    if (vt_cfg.py_paths && memo.slot && l->frame_owner >= 0 && l->minor >= 12) {
         uint32_t id;
         int n, got = vt_pypath_walk(l, &vt_types, tstate, vt_cfg.py_depth, &memo, vt_path_resolve, &id, &n);
         if (VT_LIKELY(got != -2)) {
