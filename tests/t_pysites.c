@@ -324,13 +324,19 @@ static void check_shapes(const char *python, const char *tag)
     }
 }
 
-static void check_shapes_paths(const char *python, const char *tag)
+/* check, its walked runs by paths (VRAMTRACE_PY_PATHS=on). */
+static void by_paths(void (*check)(const char *, const char *), const char *python, const char *tag)
 {
     char t[96];
     snprintf(t, sizeof t, "%s, walked by paths", tag);
     shapes_walk_env = "VRAMTRACE_PY_PATHS=on";
-    check_shapes(python, t);
+    check(python, t);
     shapes_walk_env = NULL;
+}
+
+static void check_shapes_paths(const char *python, const char *tag)
+{
+    by_paths(check_shapes, python, tag);
 }
 
 static void test_shapes(void)
@@ -450,11 +456,7 @@ static void check_recode(const char *python, const char *tag)
 /* By paths, where each destruction starts the thread's tree again (a new epoch). */
 static void check_recode_paths(const char *python, const char *tag)
 {
-    char t[96];
-    snprintf(t, sizeof t, "%s, walked by paths", tag);
-    shapes_walk_env = "VRAMTRACE_PY_PATHS=on";
-    check_recode(python, t);
-    shapes_walk_env = NULL;
+    by_paths(check_recode, python, tag);
 }
 
 static void test_recode(void)

@@ -149,6 +149,21 @@ uint64_t vt_pywalk_hash(const uintptr_t *key, int n)
     return vt_hash_end(h, n);
 }
 
+/* The thread's innermost frame: through its _PyCFrame (3.11, 3.12) or straight (the others). */
+VT_INLINE const void *vt_top_frame(struct vt_rd *rd, const struct vt_pylayout *l, const void *tstate)
+{
+    const void *f = NULL;
+    if (l->ts_cframe >= 0) {
+        const void *cframe;
+        RD(rd, cframe, tstate, l->ts_cframe);
+        if (cframe)
+            RD(rd, f, cframe, l->cframe_current);
+    } else {
+        RD(rd, f, tstate, l->ts_frame);
+    }
+    return f;
+}
+
 /* The frame before f. */
 VT_INLINE const void *vt_back(struct vt_rd *rd, const struct vt_pylayout *l, const void *f)
 {
@@ -318,16 +333,7 @@ VT_INLINE void vt_prefetch_trail(const struct vt_pylayout *l, const struct vt_py
 VT_INLINE int vt_walk(struct vt_rd *rd, const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate,
                       uintptr_t *key, int max, uint64_t *hash, struct vt_pycode_memos *m)
 {
-    const void *f;
-    if (l->ts_cframe >= 0) {
-        const void *cframe;
-        RD(rd, cframe, tstate, l->ts_cframe);
-        f = NULL;
-        if (cframe)
-            RD(rd, f, cframe, l->cframe_current);
-    } else {
-        RD(rd, f, tstate, l->ts_frame);
-    }
+    const void *f = vt_top_frame(rd, l, tstate);
     if (m && m->old)
         vt_prefetch_trail(l, m);
     unsigned j = 0;
@@ -421,16 +427,7 @@ static __attribute__((noinline)) int vt_walk_unknown(const struct vt_pylayout *l
 VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes *t, const void *tstate, uintptr_t *key,
                            int max, uint64_t *hash, struct vt_pycode_memos *m)
 {
-    const void *f;
-    if (l->ts_cframe >= 0) {
-        const void *cframe;
-        RD(VT_PLAIN, cframe, tstate, l->ts_cframe);
-        f = NULL;
-        if (cframe)
-            RD(VT_PLAIN, f, cframe, l->cframe_current);
-    } else {
-        RD(VT_PLAIN, f, tstate, l->ts_frame);
-    }
+    const void *f = vt_top_frame(VT_PLAIN, l, tstate);
     /* The last walk's trail ends with a step of frame NULL, which no frame is below and none equals: the
      * cursor needs no bounds (an empty trail is that step alone). */
     static const struct vt_pywalk_step vt_trail_end = {0};
@@ -487,16 +484,7 @@ VT_INLINE int vt_walk_fast(const struct vt_pylayout *l, const struct vt_pytypes 
 /* vt_pywalk_raw: a chain of loads and stores, no test but the owner (vt_pypath.c decides the rest). */
 VT_INLINE int vt_raw(const struct vt_pylayout *l, const void *tstate, struct vt_pyraw *out, int max)
 {
-    const void *f;
-    if (l->ts_cframe >= 0) {
-        const void *cframe;
-        RD(VT_PLAIN, cframe, tstate, l->ts_cframe);
-        f = NULL;
-        if (cframe)
-            RD(VT_PLAIN, f, cframe, l->cframe_current);
-    } else {
-        RD(VT_PLAIN, f, tstate, l->ts_frame);
-    }
+    const void *f = vt_top_frame(VT_PLAIN, l, tstate);
     int n = 0;
     for (; f && n < max; f = vt_back(VT_PLAIN, l, f)) {
         struct vt_pyraw *r = &out[n];
