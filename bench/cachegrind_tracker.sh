@@ -9,17 +9,23 @@
 # with N1 and N2 requests, and the difference is divided by N2 - N1: a block's marginal cost, with the
 # interpreter's start and the library's set-up left out. Deterministic for a build: builds and settings
 # compare without rounds.
-#   cachegrind_tracker.sh [NAME[:VAR=VALUE,...]]...   (default: bare defaults paths:VRAMTRACE_PY_PATHS=on
+#   cachegrind_tracker.sh [NAME[:VAR=VALUE,...]]...   (default: bare defaults hashed:VRAMTRACE_PY_PATHS=off
 #                                                      nostack:VRAMTRACE_DEPTH=0; names that begin with
 #                                                      "bare" run without the library; LIB: another build;
 #                                                      PY: CPython 3.12 by default; DEPTH=20; N1=5000 N2=15000)
 set -u
 B=$PWD/build
 command -v valgrind > /dev/null || { echo "cachegrind_tracker.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 2; }
+# The first CPython 3.12 that starts (a pyenv shim on PATH may not), as bench/pgo_train.sh picks it.
+if [ -z "${PY:-}" ]; then
+  for py in $(command -v python3.12) $(ls /root/.pyenv/versions/3.12.*/bin/python3.12 2> /dev/null); do
+    "$py" -c pass 2> /dev/null && { PY=$py; break; }
+  done
+fi
 PY=${PY:-python3.12} DEPTH=${DEPTH:-20} N1=${N1:-5000} N2=${N2:-15000} LIB=${LIB:-$B/libvramtrace.so}
 export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp BENCH_C10=$B/fake/torch/lib/libc10_cuda.so \
   BENCH_DEPTH=$DEPTH BENCH_DISTINCT=1 VRAMTRACE_PY_WAIT=10000
-[ $# -gt 0 ] || set -- bare defaults paths:VRAMTRACE_PY_PATHS=on nostack:VRAMTRACE_DEPTH=0
+[ $# -gt 0 ] || set -- bare defaults hashed:VRAMTRACE_PY_PATHS=off nostack:VRAMTRACE_DEPTH=0
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 # The summary line of a run: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw (cachegrind's order of events).

@@ -30,9 +30,9 @@ const struct vt_setting vt_settings[] = {
      "native frames kept above the Python frames of an allocation (at most VRAMTRACE_DEPTH)", NULL},
     {"VRAMTRACE_PY_WALK", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
      "read Python frames from the interpreter's memory on the allocating thread", NULL},
-    {"VRAMTRACE_PY_PATHS", NULL, VT_SET_BOOL, 0, 1, 0, "off", NULL,
+    {"VRAMTRACE_PY_PATHS", NULL, VT_SET_BOOL, 0, 1, 0, "on", NULL,
      "walk Python frames by paths (CPython 3.12, 3.13): only the frames changed since the thread's last walk "
-     "looked up (experimental: not yet run on a GPU)", NULL},
+     "looked up; off: every frame hashed into a key each walk", NULL},
     {"VRAMTRACE_PY_WAIT", NULL, VT_SET_NUMBER, 0, 10000, 0, "10", "ms",
      "how long an allocation waits for its Python frames", NULL},
     {"VRAMTRACE_BRIDGE_TIMEOUT", NULL, VT_SET_NUMBER, 0, 600, 0, "2", "seconds",

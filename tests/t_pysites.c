@@ -273,7 +273,8 @@ static char *python_frames(const char *json, uint64_t size)
 /* Generators, coroutines, recursion, a thread that exits, except blocks, comprehensions, lambdas,
  * decorators, a class body: the frames read by the thread itself are the frames the interpreter's own
  * API gives (VRAMTRACE_PY_WALK=0), line for line, and the innermost is the allocating line. */
-static const char *shapes_walk_env; /* the walked runs' extra setting (VRAMTRACE_PY_PATHS=on), or NULL */
+/* The walked runs' setting: the walk that hashes every frame (off), or by paths (on, the default). */
+static const char *shapes_walk_env = "VRAMTRACE_PY_PATHS=off";
 
 static void check_shapes(const char *python, const char *tag)
 {
@@ -331,7 +332,7 @@ static void by_paths(void (*check)(const char *, const char *), const char *pyth
     snprintf(t, sizeof t, "%s, walked by paths", tag);
     shapes_walk_env = "VRAMTRACE_PY_PATHS=on";
     check(python, t);
-    shapes_walk_env = NULL;
+    shapes_walk_env = "VRAMTRACE_PY_PATHS=off";
 }
 
 static void check_shapes_paths(const char *python, const char *tag)
@@ -539,7 +540,7 @@ static void check_alternate_env(const char *python, const char *tag, const char 
 
 static void check_alternate(const char *python, const char *tag)
 {
-    check_alternate_env(python, tag, NULL, NULL);
+    check_alternate_env(python, tag, "VRAMTRACE_PY_PATHS=off", NULL);
 }
 
 static void check_alternate_paths(const char *python, const char *tag)
