@@ -194,6 +194,7 @@ static int vt_df_kind_field(struct vt_df_parser *p, int i, int rec, int *out)
 struct vt_df_caps {
     size_t devices, pools, counters, apis, kinds, unwatched, modules, stacks, frames, allocs, phys;
     size_t bridges, allocators, segments, blocks, pyframes, pystacks, failed, running, pool_segments, held;
+    size_t peaks, peak_freed;
 };
 
 /* Records that end in free text, and how many fields come before it. */
@@ -553,6 +554,41 @@ static int vt_df_rec_device(struct vt_df_parser *p, struct vt_dumpfile *d, struc
     return 0;
 }
 
+static int vt_df_rec_peak(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->peaks, d->npeaks, cap->peaks);
+    struct vt_df_peak *v = &d->peaks[d->npeaks];
+    if (vt_df_nfields(p, VT_F_PEAK_NF) < 0 || vt_df_int(p, VT_F_PEAK_DEV, &v->device, 0, 1023) < 0 ||
+        vt_df_size(p, VT_F_PEAK_BYTES, &v->bytes) < 0 || vt_df_u64(p, VT_F_PEAK_TIME, &v->time_ns, 1) < 0)
+        return -1;
+    for (size_t i = 0; i < d->npeaks; i++)
+        if (d->peaks[i].device == v->device)
+            return vt_df_fail(p, "device %d has a second peak", v->device);
+    v->line = p->line;
+    d->npeaks++;
+    return 0;
+}
+
+static int vt_df_rec_peak_freed(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
+{
+    VT_DF_GROW(d->peak_freed, d->npeak_freed, cap->peak_freed);
+    struct vt_df_peak_freed *v = &d->peak_freed[d->npeak_freed];
+    int kind, phys_kind;
+    if (vt_df_nfields(p, VT_F_PEAK_FREED_NF) < 0 || vt_df_int(p, VT_F_PEAK_FREED_DEV, &v->device, 0, 1023) < 0 ||
+        vt_df_u32(p, VT_F_PEAK_FREED_STACK, &v->stack) < 0 ||
+        vt_df_kind_field(p, VT_F_PEAK_FREED_KIND, 0, &kind) < 0 ||
+        vt_df_kind_field(p, VT_F_PEAK_FREED_KIND, 1, &phys_kind) < 0 ||
+        vt_df_name(p, d, VT_F_PEAK_FREED_API, VT_DF_API_LEN, &v->api) < 0 ||
+        vt_df_size(p, VT_F_PEAK_FREED_BYTES, &v->bytes) < 0)
+        return -1;
+    v->kind = kind >= 0 ? kind : phys_kind;
+    if (v->kind < 0 || !vt_kind_reserved((enum vt_kind)v->kind))
+        return vt_df_fail(p, "'%s' is no kind of reserved memory", p->field[VT_F_PEAK_FREED_KIND]);
+    v->line = p->line;
+    d->npeak_freed++;
+    return 0;
+}
+
 static int vt_df_rec_limits(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
 {
     (void)cap;
@@ -784,6 +820,8 @@ static const struct {
     {VT_REC_CMDLINE, vt_df_rec_exe},
     {VT_REC_DEVICE, vt_df_rec_device},
     {VT_REC_LIMITS, vt_df_rec_limits},
+    {VT_REC_PEAK, vt_df_rec_peak},
+    {VT_REC_PEAK_FREED, vt_df_rec_peak_freed},
     {VT_REC_POOL, vt_df_rec_pool},
     {VT_REC_COUNTER, vt_df_rec_counter},
     {VT_REC_UNWATCHED, vt_df_rec_counter},
@@ -1277,6 +1315,8 @@ void vt_dumpfile_free(struct vt_dumpfile *d)
     free(d->running);
     free(d->held);
     free(d->pool_segments);
+    free(d->peaks);
+    free(d->peak_freed);
     for (size_t i = 0; i < d->npyframes; i++) {
         free(d->pyframes[i].func);
         free(d->pyframes[i].file);

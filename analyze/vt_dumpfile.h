@@ -23,6 +23,25 @@ struct vt_df_device {
     uint64_t malloc_heap, stack_per_thread, resident_threads, printf_fifo;
 };
 
+/* Version 8: a device's peak of reserved memory, and when (CLOCK_MONOTONIC; VT_DF_UNKNOWN: the dump's
+ * own moment). */
+struct vt_df_peak {
+    unsigned long line;
+    int device;
+    uint64_t bytes, time_ns;
+};
+
+/* Version 8: memory live at a device's peak and freed since, by site (vt_model.c adds the entries still
+ * live that were made by then). */
+struct vt_df_peak_freed {
+    unsigned long line;
+    int device;
+    uint32_t stack;
+    int kind; /* enum vt_kind */
+    const char *api;
+    uint64_t bytes;
+};
+
 struct vt_df_pool {
     uint64_t handle;
     int device;
@@ -213,6 +232,10 @@ struct vt_dumpfile {
     int depth;
     struct vt_df_device *devices;
     size_t ndevices;
+    struct vt_df_peak *peaks;
+    size_t npeaks;
+    struct vt_df_peak_freed *peak_freed;
+    size_t npeak_freed;
     struct vt_df_pool *pools;
     size_t npools;
     struct vt_df_named *counters;

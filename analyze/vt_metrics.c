@@ -162,6 +162,80 @@ static int vt_sites(FILE *f, const struct vt_model *m, int top)
     return oom ? -1 : 0;
 }
 
+/* When each device's peak was (Unix time), and the sites that held it then, the largest top of each
+ * device, one series per name as the live sites' (vt_sites). 0, or -1 when out of memory. */
+static int vt_peaks(FILE *f, const struct vt_model *m, int top)
+{
+    const struct vt_dumpfile *d = m->d;
+    int any = 0;
+    for (int i = 0; i < m->ndev; i++) {
+        const struct vt_dev *v = &m->dev[m->devidx[i]];
+        if (v->device < 0 || !v->peak || v->peak_time_ns == VT_DF_UNKNOWN || v->peak_time_ns < d->start_mono)
+            continue;
+        if (!any++)
+            vt_family(f, "vramtrace_device_peak_timestamp_seconds", "gauge",
+                      "When the process held the most device memory (Unix time).");
+        vt_process_labels(f, "vramtrace_device_peak_timestamp_seconds", &m->result);
+        fprintf(f, ",device=\"%d\"} %.3f\n", v->device,
+                (double)(d->start_wall + (v->peak_time_ns - d->start_mono)) / 1e9);
+    }
+    any = 0;
+    for (int i = 0; i < m->ndev; i++) {
+        const struct vt_dev *v = &m->dev[m->devidx[i]];
+        if (v->device < 0 || !v->peak_sites)
+            continue;
+        size_t n = vt_model_peak_sites(m, v->device, NULL, 0);
+        const struct vt_site **all = n ? malloc(n * sizeof *all) : NULL;
+        if (n && !all)
+            return -1;
+        n = vt_model_peak_sites(m, v->device, all, n);
+        /* Sites named alike (native frames with no line) are one series, summed: the largest first. */
+        struct vt_msite *set = NULL, *e, *t;
+        int oom = 0, shown = 0;
+        for (size_t j = 0; j < n && !oom; j++) {
+            char key[1200];
+            int len = snprintf(key, sizeof key, "%s|%s", vt_msite_name(all[j]), all[j]->kind);
+            if (len < 0 || (size_t)len >= sizeof key)
+                len = (int)strlen(key);
+            HASH_FIND(hh, set, key, (size_t)len, e);
+            if (!e && (e = calloc(1, sizeof *e + (size_t)len + 1))) {
+                memcpy(e->key, key, (size_t)len);
+                e->first = all[j];
+                HASH_ADD(hh, set, key, (size_t)len, e);
+            }
+            oom = !e;
+            if (e)
+                e->bytes += all[j]->peak_bytes;
+        }
+        for (size_t j = 0; j < n && !oom && shown < top; j++) {
+            char key[1200];
+            int len = snprintf(key, sizeof key, "%s|%s", vt_msite_name(all[j]), all[j]->kind);
+            if (len < 0 || (size_t)len >= sizeof key)
+                len = (int)strlen(key);
+            HASH_FIND(hh, set, key, (size_t)len, e);
+            if (!e || e->first != all[j])
+                continue; /* summed into the series of the first site of its name */
+            if (!any++)
+                vt_family(f, "vramtrace_peak_site_bytes", "gauge",
+                          "Bytes one of the largest call sites held when the device's reserved memory was at its peak.");
+            vt_process_labels(f, "vramtrace_peak_site_bytes", &m->result);
+            fprintf(f, ",device=\"%d\"", v->device);
+            vt_label(f, "site", vt_msite_name(all[j]));
+            vt_label(f, "kind", all[j]->kind);
+            fprintf(f, "} %llu\n", (unsigned long long)e->bytes);
+            shown++;
+        }
+        HASH_ITER(hh, set, e, t) {
+            HASH_DEL(set, e);
+            free(e);
+        }
+        free(all);
+        if (oom)
+            return -1;
+    }
+    return 0;
+}
+
 int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size_t len)
 {
     memset(o, 0, sizeof o[0]);
@@ -267,9 +341,13 @@ int vt_metrics_text(FILE *f, const struct vt_model *m, int top)
          offsetof(struct vt_dev, overhead)},
         {"vramtrace_device_total_bytes", "The device's memory.", offsetof(struct vt_dev, total)},
         {"vramtrace_device_free_bytes", "The device's free memory, all processes.", offsetof(struct vt_dev, free)},
+        {"vramtrace_device_peak_bytes", "The most device memory the process held from the driver (reserved) at once.",
+         offsetof(struct vt_dev, peak)},
     };
     for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
         vt_device_family(f, m, devs[i].name, devs[i].help, devs[i].field);
+    if (vt_peaks(f, m, top) < 0)
+        return -1;
     vt_process_value(f, m, "vramtrace_allocations_total", "counter", "Allocations the process made (every API).",
                      r->api_allocs);
     vt_process_value(f, m, "vramtrace_frees_total", "counter", "Frees the process made (every API).", r->api_frees);

@@ -467,9 +467,17 @@ const char *vt_site_name(const struct vt_site *s)
     return s->label ? s->label : s->nframes ? s->frames[s->name_at] : NULL;
 }
 
+/* A site that holds memory at a peak only. */
+static int vt_peak_only(const struct vt_site *s)
+{
+    return !s->count && !s->bytes && s->peak_bytes;
+}
+
 static int vt_site_cmp(const void *a, const void *b)
 {
     const struct vt_site *x = a, *y = b;
+    if (vt_peak_only(x) != vt_peak_only(y))
+        return vt_peak_only(x) - vt_peak_only(y);
     if (x->bytes != y->bytes)
         return x->bytes < y->bytes ? 1 : -1;
     return strcmp(x->key, y->key);
@@ -662,6 +670,14 @@ static void vt_model_devices(struct vt_model *m, struct vt_build *b)
         v->process_used = d->devices[i].process_used;
         v->graph_reserved = d->devices[i].graph_reserved != VT_DF_UNKNOWN ? d->devices[i].graph_reserved : 0;
         v->graph_used = d->devices[i].graph_used != VT_DF_UNKNOWN ? d->devices[i].graph_used : 0;
+        v->peak = d->devices[i].reserved_peak; /* before version 8, when alone */
+        v->peak_time_ns = VT_DF_UNKNOWN;
+    }
+    for (size_t i = 0; i < d->npeaks; i++) {
+        struct vt_dev *v = vt_dev_slot(m, d->peaks[i].device);
+        v->peak = d->peaks[i].bytes;
+        v->peak_time_ns = d->peaks[i].time_ns;
+        v->peak_sites = 1;
     }
     for (size_t i = 0; i < d->npools; i++) {
         const struct vt_df_pool *p = &d->pools[i];
@@ -725,6 +741,54 @@ static int vt_tally_entry(struct vt_model *m, struct vt_build *b, int tid, uint6
     return 0;
 }
 
+/* Whether an entry of reserved memory on device dv, made at time_ns, was live at the device's peak (it
+ * still is), and so counts at its site there. */
+static int vt_at_peak(const struct vt_model *m, int dv, int kind, uint64_t time_ns)
+{
+    if (dv < 0 || dv >= VT_MAX_DEV || !vt_kind_reserved((enum vt_kind)kind))
+        return 0;
+    const struct vt_dev *v = &m->dev[dv];
+    return v->peak_sites && (v->peak_time_ns == VT_DF_UNKNOWN || time_ns <= v->peak_time_ns);
+}
+
+static void vt_peak_add(struct vt_model *m, struct vt_build *b, int dv, uint64_t bytes)
+{
+    m->sites[b->ix.last].peak_bytes += bytes;
+    m->dev[dv].peak_attributed += bytes;
+}
+
+/* Step 2b, memory live at each device's peak and freed since (version 8): onto the site its stack, kind
+ * and API make, as a live entry of it would be (whatever its role there), else a site of its own that
+ * holds no live memory. 0, or -1. */
+static int vt_model_peak_freed(struct vt_model *m, struct vt_build *b)
+{
+    const struct vt_dumpfile *d = m->d;
+    m->peak_lost = vt_df_counter(d, VT_CTR_PEAK_LOST) != 0;
+    for (size_t i = 0; i < d->npeak_freed; i++) {
+        const struct vt_df_peak_freed *f = &d->peak_freed[i];
+        if (f->device >= VT_MAX_DEV || !m->dev[f->device].peak_sites)
+            continue;
+        const char *kind = vt_kind_word((enum vt_kind)f->kind);
+        int found = 0;
+        for (int role = 0; role < VT_ROLE_COUNT && !found; role++) {
+            char fast[88];
+            int n = snprintf(fast, sizeof fast, "n%u|%d|%s|%s", f->stack, role, kind, f->api);
+            struct vt_stack_ix *sx;
+            if (n > 0 && (size_t)n < sizeof fast) {
+                HASH_FIND(hh, b->ix.by_stack, fast, (size_t)n, sx);
+                if (sx) {
+                    b->ix.last = sx->at;
+                    found = 1;
+                }
+            }
+        }
+        if (!found && vt_add_n(m, &b->cap, &b->ix, kind, f->api, f->device, f->stack, 0, VT_ROLE_ALLOCATED, 0, 0, b->full) < 0)
+            return -1;
+        vt_peak_add(m, b, f->device, f->bytes);
+    }
+    return 0;
+}
+
 /* Step 2, the entries: each allocation, physical handle, allocator block and held buffer onto its
  * site and its device's sums, and each pool's free memory as a cache pseudo-site. 0, or -1. */
 static int vt_model_entries(struct vt_model *m, struct vt_build *b)
@@ -770,6 +834,8 @@ static int vt_model_entries(struct vt_model *m, struct vt_build *b)
         r = vt_add(m, cap, ix, vt_kind_word(a->kind), a->api, dv, a->stack, 0, role, a->size, full);
         if (!r)
             r = vt_tally_entry(m, b, a->tid, a->time_ns);
+        if (!r && vt_at_peak(m, dv, a->kind, a->time_ns))
+            vt_peak_add(m, b, dv, a->size);
     }
     for (size_t i = 0; i < d->nphys && !r; i++) {
         const struct vt_df_phys *p = &d->phys[i];
@@ -778,6 +844,8 @@ static int vt_model_entries(struct vt_model *m, struct vt_build *b)
         else
             m->host_pinned += p->size;
         r = vt_add(m, cap, ix, vt_kind_word(p->kind), p->api, p->device, p->stack, 0, m->views.phys_role[i], p->size, full);
+        if (!r && vt_at_peak(m, p->device, p->kind, p->time_ns))
+            vt_peak_add(m, b, p->device, p->size);
     }
     /* Torch's live blocks, by their Python stacks. */
     for (size_t i = 0; i < d->nblocks && !r; i++) {
@@ -912,6 +980,11 @@ static int vt_model_finish(struct vt_model *m)
         return -1;
     if (m->nsites)
         qsort(m->sites, m->nsites, sizeof *m->sites, vt_site_cmp);
+    /* Sites of a peak only go last, named with the others but out of the lists of live memory. */
+    while (m->nsites && vt_peak_only(&m->sites[m->nsites - 1])) {
+        m->nsites--;
+        m->npeak_only++;
+    }
     vt_libraries(m);
     /* The index is rebuilt over the sorted sites for look-ups by key. */
     struct vt_index *final = calloc(1, sizeof *final);
@@ -944,6 +1017,8 @@ int vt_model_build(const struct vt_dumpfile *d, int flags, struct vt_model *m)
         r = vt_live_threads(d, &b);
     if (!r)
         r = vt_model_entries(m, &b);
+    if (!r)
+        r = vt_model_peak_freed(m, &b);
     if (!r) {
         vt_model_accounting(m);
         r = vt_model_failed(m, b.full);
@@ -1011,7 +1086,7 @@ void vt_model_shed(struct vt_model *m)
 
 void vt_model_free(struct vt_model *m)
 {
-    vt_sites_free(m->sites, m->nsites);
+    vt_sites_free(m->sites, m->nsites + m->npeak_only);
     vt_sites_free(m->failed, m->nfailed);
     struct vt_frame_name **names = (struct vt_frame_name **)m->names, *e, *tmp;
     if (names) {
@@ -1042,6 +1117,30 @@ const struct vt_site *vt_model_find(const struct vt_model *m, const char *key)
     if (ix)
         HASH_FIND_STR(ix->head, key, hit);
     return hit ? &m->sites[hit->at] : NULL;
+}
+
+static int vt_peak_cmp(const void *a, const void *b)
+{
+    const struct vt_site *x = *(const struct vt_site *const *)a, *y = *(const struct vt_site *const *)b;
+    if (x->peak_bytes != y->peak_bytes)
+        return x->peak_bytes < y->peak_bytes ? 1 : -1;
+    return strcmp(x->key, y->key);
+}
+
+size_t vt_model_peak_sites(const struct vt_model *m, int dev, const struct vt_site **out, size_t max)
+{
+    size_t n = 0, total = m->nsites + m->npeak_only;
+    const struct vt_site **all = malloc((total ? total : 1) * sizeof *all);
+    if (!all)
+        return 0;
+    for (size_t i = 0; i < total; i++)
+        if (m->sites[i].peak_bytes && m->sites[i].device == dev)
+            all[n++] = &m->sites[i];
+    qsort(all, n, sizeof *all, vt_peak_cmp);
+    if (out && max)
+        memcpy(out, all, (n < max ? n : max) * sizeof *out);
+    free(all);
+    return n;
 }
 
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev)

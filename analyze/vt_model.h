@@ -60,6 +60,10 @@ struct vt_site {
     uint32_t max_per_thread;
     int by_live_threads;
     uint64_t tallied, dead_threads;
+    /* What it held at its device's peak of reserved memory (vt_dev.peak): its entries made by then still
+     * live, and those freed since (version 8). A site with only these has no live bytes: it is kept
+     * apart (vt_model.peak_only), out of every list of live memory. */
+    uint64_t peak_bytes;
 };
 
 struct vt_dev {
@@ -82,6 +86,12 @@ struct vt_dev {
      * without an overhead, or when the parts are more than it: they are set aside lazily). */
     int has_limits;
     uint64_t local_memory, malloc_heap, printf_fifo, internals, stack_per_thread, resident_threads;
+    /* The most reserved memory the process held here, and when (CLOCK_MONOTONIC; VT_DF_UNKNOWN: not
+     * said, or the dump's own moment); peak_sites: what was live then is known by site (version 8), and
+     * peak_attributed of it is at sites (the rest: other threads' bytes not yet counted when the peak
+     * was taken, or sites the library could not keep: vt_model.peak_lost). */
+    uint64_t peak, peak_time_ns, peak_attributed;
+    int peak_sites;
 };
 
 /* What vramtrace cost the process up to the dump, from its own counters (lib/core/vt_selfcost.h); has = 0
@@ -110,6 +120,8 @@ struct vt_model {
     uint64_t imported, external;        /* other owners' memory mapped here; external memory objects */
     struct vt_site *sites;              /* sorted by live bytes, largest first */
     size_t nsites;
+    size_t npeak_only;                  /* sites[nsites...] hold memory at a peak only (vt_site.peak_bytes) */
+    int peak_lost;                      /* the library could not keep every site of a peak */
     void *index;                        /* key -> site */
     struct vt_site *failed;             /* the dump's failed requests (kind "failed", bytes: the size
                                            asked for, count: how often), in the dump's order: newest first */
@@ -148,6 +160,9 @@ const char *vt_site_class(const struct vt_site *s);
 const struct vt_site *vt_model_find(const struct vt_model *m, const char *key);
 /* The one frame that names a site ("handle (serve.py:88)"), or NULL when it has none. */
 const char *vt_site_name(const struct vt_site *s);
+/* The sites that held memory at device dev's peak, largest part first, into out (at most max); returns
+ * how many there are. */
+size_t vt_model_peak_sites(const struct vt_model *m, int dev, const struct vt_site **out, size_t max);
 /* The device accounting for ordinal dev (-1: entries of no known device), or NULL. */
 const struct vt_dev *vt_model_dev(const struct vt_model *m, int dev);
 

@@ -14,6 +14,7 @@ enum vt_role {
     VT_ROLE_CACHE,     /* a pool's free memory */
     VT_ROLE_SEGMENT,   /* reserved by a caching allocator: its allocated part is in its blocks */
     VT_ROLE_IMPORTED,  /* another owner's memory mapped here (IPC, pool imports, external memory) */
+    VT_ROLE_COUNT
 };
 
 struct vt_view {

@@ -22,6 +22,8 @@
 #define VT_REC_KIND "kind"
 #define VT_REC_LIMITS "limits"
 #define VT_REC_MODULE "module"
+#define VT_REC_PEAK "peak"
+#define VT_REC_PEAK_FREED "peak_freed"
 #define VT_REC_PHYS "phys"
 #define VT_REC_PID "pid"
 #define VT_REC_POOL "pool"
@@ -121,6 +123,8 @@ static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(V
 #define VT_COUNTER_LINE(name) VT_REC_COUNTER " " name " %llu\n"
 
 /* Counters (`counter NAME N`) that the reports read. */
+/* Some sites of memory live at a device's peak could not be kept (out of memory): its sites are not whole. */
+#define VT_CTR_PEAK_LOST "peak_sites_lost"
 /* CUDA graph captures that were still under way when the dump was written: the driver was asked
  * nothing of a context (free memory, pools, limits), which could have broken them. */
 #define VT_CTR_CAPTURING "capturing"

@@ -36,6 +36,12 @@
 #define VT_FIELDS_DEVICE(X)                                                                                      \
     X(DEVICE, ORD, int) X(DEVICE, TOTAL, opt) X(DEVICE, FREE, opt) X(DEVICE, RESERVED, u64)                      \
     X(DEVICE, PEAK, u64) X(DEVICE, PROCESS_USED, opt) X(DEVICE, GRAPH_RESERVED, opt) X(DEVICE, GRAPH_USED, opt)
+/* Version 8: each device's peak of reserved memory, when it was (CLOCK_MONOTONIC; '-' when the peak is
+ * the dump's own moment), and what was freed since of the memory live at it, by site. */
+#define VT_FIELDS_PEAK(X) X(PEAK, DEV, int) X(PEAK, BYTES, u64) X(PEAK, TIME, opt)
+#define VT_FIELDS_PEAK_FREED(X)                                                                                  \
+    X(PEAK_FREED, DEV, int) X(PEAK_FREED, STACK, u32) X(PEAK_FREED, KIND, word) X(PEAK_FREED, API, word)       \
+    X(PEAK_FREED, BYTES, u64)
 #define VT_FIELDS_LIMITS(X)                                                                                      \
     X(LIMITS, ORD, int) X(LIMITS, MALLOC_HEAP, opt) X(LIMITS, STACK_PER_THREAD, opt)                             \
     X(LIMITS, RESIDENT_THREADS, opt) X(LIMITS, PRINTF_FIFO, opt)
@@ -80,7 +86,7 @@
 /* Every record with a list, for whoever goes through them all (the synopses' test). */
 #define VT_RECORDS(X)                                                                                            \
     X(PID) X(PPID) X(REASON) X(SEQ) X(TIME) X(START) X(DEPTH) X(COUNTER) X(UNWATCHED) X(INTERPRETER) X(MODULE)   \
-    X(PYFRAME) X(DEVICE) X(LIMITS) X(POOL) X(API) X(KIND) X(FAILED) X(ALLOC) X(POOL_SEGMENT) X(PHYS)             \
+    X(PYFRAME) X(DEVICE) X(PEAK) X(PEAK_FREED) X(LIMITS) X(POOL) X(API) X(KIND) X(FAILED) X(ALLOC) X(POOL_SEGMENT) X(PHYS)             \
     X(PYTHON) X(BRIDGE) X(TRACKER) X(RUNNING) X(ALLOCATOR) X(SEGMENT) X(BLOCK) X(HELD)
 
 /* Field numbers: VT_F_<RECORD>_<FIELD>, and VT_F_<RECORD>_NF, the record's fields with its word. */

@@ -12,7 +12,7 @@ extern "C" {
 
 /* The release: the command says it (vramtrace --version), pkg-config's file carries it. */
 #define VRAMTRACE_VERSION "0.6.0"
-#define VRAMTRACE_FORMAT_VERSION 7
+#define VRAMTRACE_FORMAT_VERSION 8
 
 /* Writes a dump now, in the calling thread, with reason "api". On success returns 0 and, when
  * path is not NULL, copies the dump's path into path (at most len bytes, NUL-terminated).

@@ -127,7 +127,8 @@ static void test_diff(const struct run *grow, const struct run *grow2)
     run_free(&r);
 
     cmd(&r, "diff", p1, p2, "--json", NULL);
-    ok(r.status == 0 && strstr(r.out, "\"devices\":[{\"device\":0,\"reserved_delta\":1048576,\"allocated_delta\":1048576,\"cached_delta\":null}]"),
+    ok(r.status == 0 && strstr(r.out, "\"devices\":[{\"device\":0,\"reserved_delta\":1048576,\"allocated_delta\":1048576,\"cached_delta\":null,"
+                                "\"peak_old\":6291456,\"peak_new\":7340032}]"),
        "diff --json: device deltas");
     ok(strstr(r.out, "\"self_cost\":{\"hook_ns\":") != NULL, "diff --json: vramtrace's cost in between");
     ok(strstr(r.out, "\"class\":\"allocated\",\"status\":\"changed\",\"old_bytes\":1048576,\"new_bytes\":2097152,"

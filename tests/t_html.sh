@@ -9,7 +9,7 @@ render() {
   timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --dump-dom "file://$1" \
     > "$1.dom" 2> "$1.log"
 }
-echo "1..9"
+echo "1..12"
 
 command -v chromium > /dev/null
 check "chromium is installed"
@@ -43,6 +43,29 @@ grep -q '>device 0: nvidia-smi 958.0 MiB, reserved 344.0 MiB, allocated 97.0 MiB
   grep -q '>releasable 118.0 MiB<' "$W/text" && grep -q '>fragmented 364.0 KiB<' "$W/text" &&
   grep -q '<polyline' "$W/r.html.dom"
 check "the device bar has the report's figures (releasable, fragmented), and the timeline is drawn"
+
+# A peak (tests/progs/prog_driver.c's peak mode: 8 MiB, then 11 MiB) and an exit dump, whose nvidia-smi
+# figure is unknown: a dashed peak line with its moment; nvidia-smi's line stops where it is unknown.
+mkdir "$W/pk"
+VRAMTRACE_DIR="$W/pk" LD_LIBRARY_PATH="$B/fake" LD_PRELOAD="$B/libvramtrace.so" "$B/tests/prog_driver" peak > "$W/out" 2>&1 &&
+  "$V" html -o "$W/pk.html" "$W/pk"/vramtrace.*.dump >> "$W/out" 2>&1 && render "$W/pk.html" &&
+  grep -q 'data-rendered="ok"' "$W/pk.html.dom" && grep -q '<line class="peak"' "$W/pk.html.dom" &&
+  grep -q '<circle class="peak-at"' "$W/pk.html.dom" && grep -q '>peak 11.0 MiB at [0-9.]* s<' "$W/pk.html.dom"
+check "the timeline draws the peak of reserved memory, dashed, with its moment"
+
+ls "$W/pk"/vramtrace.*.dump > "$W/out"; grep -c 'class="point-used"' "$W/pk.html.dom" >> "$W/out"
+[ "$(ls "$W/pk"/vramtrace.*.dump | wc -l)" = 3 ] && [ "$(grep -o 'class="point-used"' "$W/pk.html.dom" | wc -l)" = 2 ] &&
+  [ "$(grep -o 'class="point-reserved"' "$W/pk.html.dom" | wc -l)" = 3 ]
+check "an unknown figure (nvidia-smi's at exit) is left out, not drawn as 0"
+
+# The legend: each name in its colour (an inline style, which the page's text colour does not override),
+# above every line of the plot.
+grep -o '<text class="legend"[^>]*>' "$W/pk.html.dom" > "$W/out"
+grep -o 'points="[^"]*"' "$W/pk.html.dom" | tr -d 'points="' | tr ' ' '\n' | cut -d, -f2 >> "$W/out"
+[ "$(grep -c 'style="fill: rgb(' "$W/out")" -ge 3 ] &&
+  awk -F, '/^[0-9.]+$/ { if ($1 + 0 < 34) bad = 1 } END { exit bad }' "$W/out" &&
+  ! grep -q '<text class="legend"[^>]* y="[4-9][0-9]' "$W/out"
+check "the legend keeps its colours and stays above the plotted lines"
 
 # A frame named to end the script and run another: shown as text, never run.
 sed 's/grow_leak_site/grow<\/script><script>document.title="taken"<\/script>/' "$D/grow.1.dump" > "$W/inj.dump"

@@ -28,10 +28,11 @@ for line in open(sys.argv[2]):
         got[m.group(1)] = int(m.group(2))
 want = {k: dev[k] for k in ("process_used", "reserved", "allocated", "cached", "releasable", "fragmented", "overhead")}
 want["device_total"], want["device_free"] = dev["total"], dev["free"]
+want["device_peak"] = dev["peak"]["bytes"] if dev["peak"] else 0
 print(got, want)
 sys.exit(0 if got == want else 1)
 EOF
-check "each device figure equals the report's (process used, reserved, allocated, cached, releasable, fragmented, overhead)"
+check "each device figure equals the report's (process used, reserved, allocated, cached, releasable, fragmented, overhead, peak)"
 
 # handle (torch_cache.py:18) makes segments for two lines of main: each is named by its line
 # (analyze/vt_labels.h), 257949696 + 33554432 = the 291504128 that was one series under handle.

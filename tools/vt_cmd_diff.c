@@ -128,6 +128,8 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
             x->allocated = (int64_t)(n ? n->allocated : 0) - (int64_t)(o ? o->allocated : 0);
             x->cached_unknown = (o && o->cached == VT_DF_UNKNOWN) || (n && n->cached == VT_DF_UNKNOWN);
             x->cached = x->cached_unknown ? 0 : (int64_t)(n ? n->cached : 0) - (int64_t)(o ? o->cached : 0);
+            x->peak_old = o ? o->peak : 0;
+            x->peak_new = n ? n->peak : 0;
             r->any_cached_unknown |= x->cached_unknown;
             r->alloc_total += x->allocated;
             r->res_total += x->reserved;
@@ -218,7 +220,8 @@ void vt_diff_json(FILE *f, const struct vt_diff *r)
         fprintf(f, "%s{\"device\":%d,\"reserved_delta\":%lld,\"allocated_delta\":%lld,\"cached_delta\":", j ? "," : "",
                r->dd[j].device, (long long)r->dd[j].reserved, (long long)r->dd[j].allocated);
         vt_json_i64(f, r->dd[j].cached, r->dd[j].cached_unknown);
-        fputc('}', f);
+        fprintf(f, ",\"peak_old\":%llu,\"peak_new\":%llu}", (unsigned long long)r->dd[j].peak_old,
+                (unsigned long long)r->dd[j].peak_new);
     }
     fprintf(f, "],\"sites\":[");
     for (size_t i = 0; i < r->nc; i++) {
@@ -344,11 +347,20 @@ static void vt_diff_text(const struct vt_diff *r, int full)
         vt_human_delta(x->allocated, b, sizeof b);
         printf("%s %d: reserved %s, allocated %s, cached ", x->device >= 0 ? "device" : "no device", x->device, a, b);
         if (x->cached_unknown) {
-            printf("unknown\n");
+            printf("unknown");
         } else {
             vt_human_delta(x->cached, a, sizeof a);
-            printf("%s\n", a);
+            printf("%s", a);
         }
+        if (x->peak_new) {
+            vt_human(x->peak_old, a, sizeof a);
+            vt_human(x->peak_new, b, sizeof b);
+            if (x->peak_new == x->peak_old)
+                printf("; peak %s, as before", b);
+            else
+                printf("; peak %s -> %s", a, b);
+        }
+        printf("\n");
     }
     size_t grew = 0, shrank = 0;
     for (size_t i = 0; i < r->nc; i++) {

@@ -243,6 +243,76 @@ static void vt_failed_text(const struct vt_report_opts *o, const struct vt_model
                (unsigned long long)(all - listed), m->nfailed);
 }
 
+/* How many of a peak's sites the reports name. */
+#define VT_PEAK_SITES 5
+
+/* The device's peak of reserved memory, when, and the sites that held it then. */
+static void vt_peak_text(const struct vt_model *m, const struct vt_dev *v)
+{
+    if (!v->peak)
+        return;
+    char a[32], b[32];
+    vt_human(v->peak, a, sizeof a);
+    printf("  %-13s %s reserved", "peak", a);
+    const struct vt_dumpfile *d = m->d;
+    if (v->peak_time_ns != VT_DF_UNKNOWN && v->peak_time_ns >= d->start_mono && d->time_mono >= v->peak_time_ns)
+        printf(", %.1f s after start (%.1f s before this dump)", (double)(v->peak_time_ns - d->start_mono) / 1e9,
+               (double)(d->time_mono - v->peak_time_ns) / 1e9);
+    else if (v->peak_sites && v->peak_time_ns == VT_DF_UNKNOWN)
+        printf(", as this dump was taken");
+    printf("\n");
+    if (!v->peak_sites) {
+        printf("  %-13s (this dump does not say what was live then: written before format version 8)\n", "");
+        return;
+    }
+    const struct vt_site *top[VT_PEAK_SITES];
+    size_t n = vt_model_peak_sites(m, v->device, top, VT_PEAK_SITES);
+    for (size_t i = 0; i < n && i < VT_PEAK_SITES; i++) {
+        vt_human(top[i]->peak_bytes, a, sizeof a);
+        const char *name = vt_site_name(top[i]);
+        printf("  %-13s %10s  %s%s\n", i ? "" : "at the peak", a, name ? name : "(no stack)",
+               top[i]->bytes ? "" : "  (freed since)");
+    }
+    if (n > VT_PEAK_SITES)
+        printf("  %-13s and %zu more sites\n", "", n - VT_PEAK_SITES);
+    if (v->peak_attributed < v->peak) {
+        vt_human(v->peak - v->peak_attributed, b, sizeof b);
+        printf("  %-13s %10s  at no site: %s\n", n ? "" : "at the peak", b,
+               m->peak_lost ? "the library ran out of memory for some sites"
+                            : "other threads' memory not yet added to the total when the peak was taken");
+    }
+}
+
+/* The same in JSON: "peak":{"bytes","time_since_start_ns","sites_known","attributed","sites":[...]} or null. */
+static void vt_peak_json(FILE *f, const struct vt_model *m, const struct vt_dev *v)
+{
+    fputs(",\"peak\":", f);
+    if (!v->peak) {
+        fputs("null", f);
+        return;
+    }
+    const struct vt_dumpfile *d = m->d;
+    fprintf(f, "{\"bytes\":%llu,\"time_since_start_ns\":", (unsigned long long)v->peak);
+    if (v->peak_time_ns != VT_DF_UNKNOWN && v->peak_time_ns >= d->start_mono)
+        fprintf(f, "%llu", (unsigned long long)(v->peak_time_ns - d->start_mono));
+    else
+        fputs("null", f);
+    fprintf(f, ",\"sites_known\":%s,\"sites_whole\":%s,\"attributed\":%llu,\"sites\":[",
+            v->peak_sites ? "true" : "false", v->peak_sites && !m->peak_lost ? "true" : "false",
+            (unsigned long long)v->peak_attributed);
+    size_t n = v->peak_sites ? vt_model_peak_sites(m, v->device, NULL, 0) : 0;
+    const struct vt_site **all = n ? malloc(n * sizeof *all) : NULL;
+    n = all ? vt_model_peak_sites(m, v->device, all, n) : 0;
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{" : "{", f);
+        vt_site_json_head(f, all[i]);
+        fprintf(f, ",\"bytes\":%llu,\"live_now\":%llu}", (unsigned long long)all[i]->peak_bytes,
+                (unsigned long long)all[i]->bytes);
+    }
+    free(all);
+    fputs("]}", f);
+}
+
 static void vt_report_text(const struct vt_report_opts *o, const struct vt_model *m)
 {
     const struct vt_result *r = &m->result;
@@ -266,6 +336,7 @@ static void vt_report_text(const struct vt_report_opts *o, const struct vt_model
                v->process_used == VT_DF_UNKNOWN ? "(needs process used)" : "(NVML counts less than is reserved)");
         vt_overhead_text(v);
         vt_fig("reserved", v->reserved, NULL);
+        vt_peak_text(m, v);
         vt_fig("allocated", v->allocated, NULL);
         if (v->cached == VT_DF_UNKNOWN) {
             vt_human(v->pool_cached, a, sizeof a);
@@ -399,6 +470,7 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
             fprintf(f, ",\"%s\":", keys[i]);
             vt_json_u64(f, vals[i]);
         }
+        vt_peak_json(f, m, v);
         fputs(",\"overhead_parts\":", f);
         if (v->has_limits) {
             static const char *const pkeys[] = {"local_memory", "malloc_heap", "printf_fifo", "driver_internals"};

@@ -17,6 +17,7 @@ struct vt_dev_delta {
     int device;
     int64_t reserved, allocated, cached;
     int cached_unknown;
+    uint64_t peak_old, peak_new; /* the device's peak in each dump (a peak only rises within a process) */
 };
 
 /* What a diff of one pair found: computed once (vt_diff_compute), printed by one of the renderers below. */

@@ -140,6 +140,20 @@ void vt_trend_json(FILE *f, const struct vt_trend *t)
     fprintf(f, "],\"times_ns\":[");
     for (int k = 0; k < t->n; k++)
         fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)dm[k].m.result.uptime_ns);
+    /* Each device's peak in each dump (0 where a dump does not know the device). */
+    fprintf(f, "],\"peaks\":[");
+    const struct vt_model *last = &dm[t->n - 1].m;
+    for (int j = 0, shown = 0; j < last->ndev; j++) {
+        int dv = last->dev[last->devidx[j]].device;
+        if (dv < 0)
+            continue;
+        fprintf(f, "%s{\"device\":%d,\"bytes\":[", shown++ ? "," : "", dv);
+        for (int k = 0; k < t->n; k++) {
+            const struct vt_dev *v = vt_model_dev(&dm[k].m, dv);
+            fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)(v ? v->peak : 0));
+        }
+        fputs("]}", f);
+    }
     fprintf(f, "],\"sites\":[");
     for (size_t i = 0; i < t->ns; i++) {
         const struct vt_series *x = &t->se[i];

@@ -162,6 +162,30 @@ static uint32_t vt_max_id(const char *text, const char *prefix)
 
 /* Stacks referenced by live entries (or a failed request), their frames' dladdr names, and their
  * Python stacks, numbered after the bridges' own. */
+/* Each device's peak of reserved memory and when it was; with the entries live now that were made by
+ * then, what was freed since of the memory live at it, by site: what was live at the peak (vt_peak.h). */
+static void vt_write_peaks(struct vt_out *f, const struct vt_snapshot *s, const struct vt_ticks_scale *scale)
+{
+    for (int d = 0; d < VT_MAX_DEVICES; d++) {
+        if (!s->c.reserved_peak[d])
+            continue;
+        vt_outf(f, VT_REC_PEAK " %d %llu", d, (unsigned long long)s->c.reserved_peak[d]);
+        /* UINT64_MAX: the peak is the dump's moment (vt_table.h); 0: made before its entry was stamped. */
+        uint64_t at = s->peak_stamp[d];
+        vt_put_u64(f, at == UINT64_MAX || !at ? VT_UNKNOWN : vt_ticks_at(scale, at));
+        vt_outs(f, "\n");
+    }
+    for (size_t i = 0; i < s->npeak_freed; i++) {
+        const struct vt_peak_freed *x = &s->peak_freed[i];
+        if (x->device < 0 || x->device >= VT_MAX_DEVICES || s->peak_stamp[x->device] == UINT64_MAX)
+            continue;
+        vt_outf(f, VT_REC_FMT(PEAK_FREED), x->device, x->stack, vt_kind_word((enum vt_kind)x->kind),
+                vt_fn_name((enum vt_fn)x->api), (unsigned long long)x->bytes);
+    }
+    if (s->peak_lost)
+        vt_outf(f, VT_COUNTER_LINE(VT_CTR_PEAK_LOST), 1ull);
+}
+
 static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const char *bridge)
 {
     uint32_t count;
@@ -186,6 +210,9 @@ static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const
     for (size_t i = 0; i < s->nfailed; i++)
         if (s->failed[i].stack <= count)
             used[s->failed[i].stack] = 1;
+    for (size_t i = 0; i < s->npeak_freed; i++)
+        if (s->peak_freed[i].stack <= count)
+            used[s->peak_freed[i].stack] = 1;
     used[0] = 0;
 
     uint32_t frame_base = vt_max_id(bridge, "pyframe "), stack_base = vt_max_id(bridge, "pystack ");
@@ -405,6 +432,7 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
                 (unsigned long long)p->size, vt_kind_word(p->kind), vt_fn_name(p->api), p->device, p->refs,
                 p->maps, p->stack, (unsigned long long)p->seq, (unsigned long long)vt_ticks_at(&scale, p->stamp), p->tid);
     }
+    vt_write_peaks(f, s, &scale);
     vt_outs(f, VT_DUMP_END "\n");
 }
 

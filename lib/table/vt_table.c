@@ -29,6 +29,7 @@
 #include "vt_index.h"
 #include "vt_lock.h"
 #include "vt_log.h"
+#include "vt_peak.h"
 #include "vt_pending.h"
 #include "vt_slab.h"
 #include "vt_stripe.h"
@@ -99,10 +100,12 @@ static pthread_once_t vt_shards_once = PTHREAD_ONCE_INIT;
  * shard's remainder, exact. The peak is checked at every addition against the total plus the adding
  * shard's remainder: exact while one shard at a time holds a remainder (one allocating thread; every
  * allocation of VT_RESERVED_SLACK or more), otherwise within VT_RESERVED_SLACK per other shard.
+ * The peak's stamp (its entry's) and generation share the line (vt_peak.c: what was live at the peak).
  * vt_max_device likewise, read by every allocation and written almost never: a line of its own too. */
 #define VT_RESERVED_SLACK ((int64_t)1 << 20)
 static struct {
-    uint64_t now, peak;
+    uint64_t now, peak, peak_stamp;
+    uint32_t peak_gen;
 } __attribute__((aligned(64))) vt_reserved[VT_MAX_DEVICES];
 static int32_t vt_max_device __attribute__((aligned(64))) = -1;
 
@@ -187,8 +190,9 @@ static void vt_device_seen(int device)
         ;
 }
 
-/* c: the shard's counters (or vt_c), under its lock; delta: bytes reserved (negative: released). */
-static void vt_reserved_change(struct vt_counters *c, int device, int64_t delta)
+/* c: the shard's counters (or vt_c), under its lock; delta: bytes reserved (negative: released) by
+ * entry w. */
+static void vt_reserved_change(struct vt_counters *c, int device, int64_t delta, const struct vt_peak_who *w)
 {
     int64_t rest = c->reserved_rest[device] + delta;
     uint64_t total;
@@ -199,31 +203,53 @@ static void vt_reserved_change(struct vt_counters *c, int device, int64_t delta)
         total = __atomic_load_n(&vt_reserved[device].now, __ATOMIC_RELAXED);
     }
     c->reserved_rest[device] = rest;
-    if (delta <= 0)
+    if (delta <= 0) {
+        /* Made at or before the peak: it was live then. */
+        uint64_t at = __atomic_load_n(&vt_reserved[device].peak_stamp, __ATOMIC_RELAXED);
+        if (VT_UNLIKELY(w->stamp <= at))
+            vt_peak_gone(device, __atomic_load_n(&vt_reserved[device].peak_gen, __ATOMIC_RELAXED), w,
+                         (uint64_t)-delta);
         return;
+    }
     uint64_t now = total + (uint64_t)rest;
     uint64_t peak = __atomic_load_n(&vt_reserved[device].peak, __ATOMIC_RELAXED);
-    while ((int64_t)(now - peak) > 0 &&
-           !__atomic_compare_exchange_n(&vt_reserved[device].peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    while ((int64_t)(now - peak) > 0) {
+        if (__atomic_compare_exchange_n(&vt_reserved[device].peak, &peak, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&vt_reserved[device].peak_stamp, w->stamp, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&vt_reserved[device].peak_gen, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    }
 }
 
-/* c: the shard's counters (or vt_c for physical handles), under its lock. */
-static void vt_live_add_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size)
+/* c: the shard's counters (or vt_c for physical handles), under its lock; w: the entry. */
+static void vt_live_add_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size,
+                               struct vt_peak_who w)
 {
     c->live_count[k]++;
     c->live_bytes[k] += size;
     vt_device_seen(device);
     if (vt_kind_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
-        vt_reserved_change(c, device, (int64_t)size);
+        vt_reserved_change(c, device, (int64_t)size, &w);
 }
 
-static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size)
+static void vt_live_sub_locked(struct vt_counters *c, enum vt_kind k, int device, uint64_t size,
+                               struct vt_peak_who w)
 {
     c->live_count[k]--;
     c->live_bytes[k] -= size;
     if (vt_kind_reserved(k) && device >= 0 && device < VT_MAX_DEVICES)
-        vt_reserved_change(c, device, -(int64_t)size);
+        vt_reserved_change(c, device, -(int64_t)size, &w);
+}
+
+static struct vt_peak_who vt_who(const struct vt_alloc *e)
+{
+    return (struct vt_peak_who){e->stamp, e->stack, e->kind, e->api};
+}
+
+static struct vt_peak_who vt_who_phys(const struct vt_phys *p)
+{
+    return (struct vt_peak_who){p->stamp, p->stack, (uint8_t)p->kind, (uint8_t)p->api};
 }
 
 /* The thread id, asked of the kernel once per thread; a fork child inherits the forking thread's
@@ -284,7 +310,7 @@ static void vt_take_locked(struct vt_shard *sh, uint32_t slot, struct vt_alloc *
     if (out)
         *out = *e;
     vt_index_remove(&sh->index, slot);
-    vt_live_sub_locked(&sh->c, e->kind, e->device, e->size);
+    vt_live_sub_locked(&sh->c, e->kind, e->device, e->size, vt_who(e));
     vt_count_free_locked(&sh->c, e->api, e->kind, e->size, 1);
     vt_slab_put(&sh->slab, slot);
 }
@@ -314,7 +340,7 @@ static int vt_insert_locked(struct vt_shard *sh, const struct vt_alloc *a)
         sh->c.dropped++;
         return 0;
     }
-    vt_live_add_locked(&sh->c, e->kind, e->device, e->size);
+    vt_live_add_locked(&sh->c, e->kind, e->device, e->size, vt_who(e));
     return 1;
 }
 
@@ -563,7 +589,7 @@ void vt_phys_add(struct vt_phys *p)
         HASH_FIND(hh, vt_phys_tab, &p->handle, sizeof p->handle, old);
         if (old) {
             HASH_DEL(vt_phys_tab, old);
-            vt_live_sub_locked(&vt_c, old->p.kind, old->p.device, old->p.size);
+            vt_live_sub_locked(&vt_c, old->p.kind, old->p.device, old->p.size, vt_who_phys(&old->p));
             vt_count_free_locked(&vt_c, old->p.api, old->p.kind, old->p.size, 1);
             vt_c.replaced++;
             free(old);
@@ -574,7 +600,7 @@ void vt_phys_add(struct vt_phys *p)
             free(n);
             n = NULL;
         } else {
-            vt_live_add_locked(&vt_c, p->kind, p->device, p->size);
+            vt_live_add_locked(&vt_c, p->kind, p->device, p->size, vt_who_phys(p));
             vt_count_alloc_locked(&vt_c, p->api, p->kind, p->size);
         }
     }
@@ -595,7 +621,7 @@ int vt_phys_adjust(uint64_t handle, int delta_refs, int delta_maps, struct vt_ph
         ret = 0;
         if (n->p.refs <= 0 && n->p.maps <= 0) {
             HASH_DEL(vt_phys_tab, n);
-            vt_live_sub_locked(&vt_c, n->p.kind, n->p.device, n->p.size);
+            vt_live_sub_locked(&vt_c, n->p.kind, n->p.device, n->p.size, vt_who_phys(&n->p));
             vt_count_free_locked(&vt_c, n->p.api, n->p.kind, n->p.size, 1);
             *dead = n->p;
             free(n);
@@ -622,7 +648,7 @@ void vt_phys_undo(uint64_t handle, int delta_refs, int delta_maps, const struct 
                 n = NULL;
                 vt_c.dropped++;
             } else {
-                vt_live_add_locked(&vt_c, n->p.kind, n->p.device, n->p.size);
+                vt_live_add_locked(&vt_c, n->p.kind, n->p.device, n->p.size, vt_who_phys(&n->p));
             }
         }
     } else {
@@ -771,12 +797,21 @@ static void vt_counters_add(struct vt_counters *to, const struct vt_counters *fr
 
 /* Everything but the entries, with every lock held: counters, physical handles, pools, the rest. 0, or
  * -1 when the copies' room was too small (caps say what is needed). */
-static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_pool, size_t *need_p, size_t *need_pool)
+static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_pool, size_t cap_peak, size_t *need_p,
+                               size_t *need_pool, size_t *need_peak)
 {
     size_t np = HASH_COUNT(vt_phys_tab);
     *need_p = np;
     *need_pool = vt_npools;
-    if (np > cap_p || vt_npools > cap_pool)
+    /* What was live at each device's peak: its stamp, and the sums of its generation. */
+    uint32_t gens[VT_MAX_DEVICES];
+    for (int d = 0; d < VT_MAX_DEVICES; d++) {
+        s->peak_stamp[d] = __atomic_load_n(&vt_reserved[d].peak_stamp, __ATOMIC_RELAXED);
+        gens[d] = __atomic_load_n(&vt_reserved[d].peak_gen, __ATOMIC_RELAXED);
+    }
+    *need_peak = vt_peak_copy(gens, VT_MAX_DEVICES, s->peak_freed, cap_peak, &s->peak_lost);
+    s->npeak_freed = *need_peak;
+    if (np > cap_p || vt_npools > cap_pool || *need_peak > cap_peak)
         return -1;
     struct vt_pnode *pn, *ptmp;
     s->nphys = 0;
@@ -792,8 +827,12 @@ static int vt_snap_head_locked(struct vt_snapshot *s, size_t cap_p, size_t cap_p
     for (int d = 0; d < VT_MAX_DEVICES; d++) {
         s->c.reserved[d] = __atomic_load_n(&vt_reserved[d].now, __ATOMIC_RELAXED) + (uint64_t)s->c.reserved_rest[d];
         s->c.reserved_peak[d] = __atomic_load_n(&vt_reserved[d].peak, __ATOMIC_RELAXED);
-        if (s->c.reserved_peak[d] < s->c.reserved[d])
+        if (s->c.reserved_peak[d] < s->c.reserved[d]) {
+            /* Past the peak by what other threads' shards had not yet added: the peak is now, and what
+             * is live is what was live at it. */
             s->c.reserved_peak[d] = s->c.reserved[d];
+            s->peak_stamp[d] = UINT64_MAX;
+        }
     }
     s->c.max_device = __atomic_load_n(&vt_max_device, __ATOMIC_RELAXED);
     s->c.seq = __atomic_load_n(&vt_seq, __ATOMIC_RELAXED);
@@ -821,7 +860,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
      * newer than the snapshot. A batch's lock held meanwhile counts in the longest hold. */
     uint64_t fold_ns = 0;
     vt_pending_fold_all(&fold_ns);
-    size_t cap_p = 64, cap_pool = 16, need_p = 0, need_pool = 0;
+    size_t cap_p = 64, cap_pool = 16, cap_peak = 64, need_p = 0, need_pool = 0, need_peak = 0;
     size_t cap[VT_SHARDS], base[VT_SHARDS], hw[VT_SHARDS];
     uint64_t head_t0, head_ns = 0;
     int r = -1;
@@ -842,14 +881,15 @@ int vt_table_snapshot(struct vt_snapshot *s)
         s->allocs = malloc(total * sizeof *s->allocs);
         s->phys = malloc(cap_p * sizeof *s->phys);
         s->pools = malloc(cap_pool * sizeof *s->pools);
-        if (!s->allocs || !s->phys || !s->pools)
+        s->peak_freed = malloc(cap_peak * sizeof *s->peak_freed);
+        if (!s->allocs || !s->phys || !s->pools || !s->peak_freed)
             goto out;
         /* One write per page; not memset, which the compiler may fold into a calloc that touches nothing. */
         for (size_t off = 0; off < total * sizeof *s->allocs; off += 4096)
             ((volatile char *)s->allocs)[off] = 0;
         vt_lock_all();
         head_t0 = vt_now_ns();
-        int fits = vt_snap_head_locked(s, cap_p, cap_pool, &need_p, &need_pool) == 0;
+        int fits = vt_snap_head_locked(s, cap_p, cap_pool, cap_peak, &need_p, &need_pool, &need_peak) == 0;
         for (int i = 0; i < VT_SHARDS; i++) {
             hw[i] = vt_slab_high_water(&vt_shards[i].slab);
             fits &= hw[i] <= cap[i];
@@ -868,6 +908,7 @@ int vt_table_snapshot(struct vt_snapshot *s)
             break;
         cap_p = need_p + need_p / 8 + 64;
         cap_pool = need_pool + 16;
+        cap_peak = need_peak + need_peak / 8 + 64;
     }
     /* Each shard's entries, a chunk of slots per hold of its lock; slots past hw were taken after S. */
     uint64_t longest = head_ns > fold_ns ? head_ns : fold_ns;
@@ -934,9 +975,11 @@ void vt_snapshot_free(struct vt_snapshot *s)
     free(s->allocs);
     free(s->phys);
     free(s->pools);
+    free(s->peak_freed);
     s->allocs = NULL;
     s->phys = NULL;
     s->pools = NULL;
+    s->peak_freed = NULL;
 }
 
 static void vt_table_atfork_prepare(void)
@@ -974,6 +1017,7 @@ static void vt_table_atfork_child(void)
     vt_c.max_device = -1;
     vt_max_device = -1;
     memset(vt_reserved, 0, sizeof vt_reserved);
+    vt_peak_reset();
     vt_nfailed = 0;
     vt_seq = 0;
     memset(vt_call_stripes, 0, sizeof vt_call_stripes);

@@ -11,6 +11,7 @@
 
 #include "vt_clock.h" /* vt_now_ns and vt_ticks, which the table's users stamp and time with */
 #include "vt_fns.h"
+#include "vt_peak.h"
 
 #define VT_MAX_DEVICES 64
 #define VT_MAX_UNWATCHED 64
@@ -119,6 +120,13 @@ struct vt_snapshot {
     struct vt_counters c;
     struct vt_failed failed[VT_MAX_FAILED]; /* newest first */
     size_t nfailed;
+    /* Each device's peak (c.reserved_peak): the stamp of the entry that made it (0: none yet; UINT64_MAX:
+     * the snapshot found reserved past it, so the peak is now), and the bytes freed since from entries
+     * made before it, by site (vt_peak.h); peak_lost: not all of those could be kept. */
+    uint64_t peak_stamp[VT_MAX_DEVICES];
+    struct vt_peak_freed *peak_freed;
+    size_t npeak_freed;
+    int peak_lost;
 };
 
 /* Marks the device allocation that starts at addr as native allocator owner's segment (a vt_block_owner

@@ -553,6 +553,45 @@ static void mode_grow(void)
     }
 }
 
+/* A device's peak and what held it (tests/t_peak.c): 3 MiB kept at peak_kept_site, 5 x 1 MiB at
+ * peak_gone_site freed once the peak is passed, 2 MiB at peak_after_site: the peak is 8 MiB, held by
+ * kept (3) and gone (5, freed since). Dump 1. Then 6 MiB more at peak_after_site: a new peak of 11 MiB,
+ * kept 3 and after 8, and gone's memory no longer part of it. Dump 2. */
+NOINLINE CUdeviceptr peak_kept_site(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "peak kept");
+    return p;
+}
+
+NOINLINE CUdeviceptr peak_gone_site(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "peak gone");
+    return p;
+}
+
+NOINLINE CUdeviceptr peak_after_site(size_t n)
+{
+    CUdeviceptr p;
+    prog_check(cuMemAlloc(&p, n) == CUDA_SUCCESS, "peak after");
+    return p;
+}
+
+static void mode_peak(void)
+{
+    CUdeviceptr gone[5];
+    peak_kept_site(3 * MiB);
+    for (int i = 0; i < 5; i++)
+        gone[i] = peak_gone_site(MiB);
+    for (int i = 0; i < 5; i++)
+        prog_check(cuMemFree(gone[i]) == CUDA_SUCCESS, "peak free");
+    peak_after_site(2 * MiB);
+    prog_dump();
+    peak_after_site(6 * MiB);
+    prog_dump();
+}
+
 /* Inlined into its caller: the symbolizer must still show it, with its caller below it. */
 static inline __attribute__((always_inline)) void inline_helper_alloc(size_t n)
 {
@@ -939,6 +978,8 @@ int main(int argc, char **argv)
         prog_dump();
     } else if (!strcmp(mode, "grow"))
         mode_grow();
+    else if (!strcmp(mode, "peak"))
+        mode_peak();
     else if (!strcmp(mode, "rtldnext"))
         mode_rtldnext();
     else if (!strcmp(mode, "apidump"))
