@@ -561,6 +561,7 @@ static struct vt_self_cost vt_self_cost(const struct vt_dumpfile *d)
     v.process_ns = vt_df_counter(d, VT_CTR_PROCESS_CPU_NS);
     v.samples = vt_df_counter(d, VT_CTR_SELF_HOOK_SAMPLES);
     v.outliers = vt_df_counter(d, VT_CTR_SELF_HOOK_OUTLIERS);
+    v.fake_driver = vt_df_counter(d, VT_CTR_FAKE_DRIVER) != 0;
     for (size_t i = 0; i < d->napis; i++)
         v.calls += d->apis[i].calls;
     vt_self_scale(&v);
@@ -575,7 +576,8 @@ struct vt_self_cost vt_self_cost_between(const struct vt_self_cost *old, const s
         return v;
     v = (struct vt_self_cost){.has = 1, .hook_raw = new->hook_raw - old->hook_raw,
                               .threads_ns = new->threads_ns - old->threads_ns,
-                              .process_ns = new->process_ns - old->process_ns, .calls = new->calls - old->calls};
+                              .process_ns = new->process_ns - old->process_ns, .calls = new->calls - old->calls,
+                              .fake_driver = old->fake_driver || new->fake_driver};
     if (old->has_parts && new->has_parts && new->py_raw >= old->py_raw && new->native_raw >= old->native_raw) {
         v.has_parts = 1;
         v.py_raw = new->py_raw - old->py_raw;

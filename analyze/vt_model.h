@@ -105,6 +105,7 @@ struct vt_self_cost {
      * out (self_hook_outliers: none in older dumps); hook_ns, py_ns and native_ns are these scaled by
      * (samples + outliers) / samples, the left out taken as the kept ones' mean. */
     uint64_t hook_raw, py_raw, native_raw, samples, outliers;
+    int fake_driver; /* the process ran on the bundled fake driver, whose calls cost nothing */
 };
 
 /* new - old, for two dumps of one process (has = 0 unless both have the counters and new is later). */

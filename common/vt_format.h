@@ -123,6 +123,9 @@ static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(V
 #define VT_COUNTER_LINE(name) VT_REC_COUNTER " " name " %llu\n"
 
 /* Counters (`counter NAME N`) that the reports read. */
+/* The process's libcuda is the bundled fake driver (tests/fake: it exports vramtrace_fake_driver), whose
+ * calls cost nothing: the library's share of the CPU then looks large. */
+#define VT_CTR_FAKE_DRIVER "fake_driver"
 /* Some sites of memory live at a device's peak could not be kept (out of memory): its sites are not whole. */
 #define VT_CTR_PEAK_LOST "peak_sites_lost"
 /* CUDA graph captures that were still under way when the dump was written: the driver was asked
@@ -134,6 +137,9 @@ static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(V
 /* Timed hook calls longer than this many µs are left out of the self cost, and counted (vt_selfcost.h). */
 #define VT_CTR_SELF_HOOK_OUTLIERS "self_hook_outliers"
 #define VT_SELF_OUTLIER_US 50
+/* One hook call in this many is timed (lib/core/vt_selfcost.h), an odd prime: a thread that alternates
+ * allocations and frees has both timed. */
+#define VT_SELF_EVERY 61
 #define VT_CTR_SELF_HOOK_NS "self_hook_ns"
 #define VT_CTR_SELF_PY_NS "self_py_ns"
 #define VT_CTR_SELF_NATIVE_NS "self_native_ns"

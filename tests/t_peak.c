@@ -70,6 +70,11 @@ int main(void)
     const char *line = strstr(rep.out, "  peak ");
     ok(rep.status == 0 && line && strstr(line, "8.0 MiB reserved") && strstr(line, "s after start"),
        "report: the peak line, with when");
+    /* The program made 12 calls, fewer than the one in 61 that is timed, on the fake driver. */
+    ok(strstr(rep.out, "vramtrace     hooks not measured (no call of the 12 was timed") != NULL,
+       "report: the hooks' cost is said to be not measured when no call was timed, not 0 ns");
+    ok(strstr(rep.out, "on the bundled fake CUDA driver, whose calls cost nothing") != NULL,
+       "report: the self-cost line says the figures come from the fake driver");
     const char *at = strstr(rep.out, "at the peak");
     ok(at && strstr(at, "peak_gone_site") && strstr(at, "(freed since)"), "report: the freed site at the peak");
     if (!at)

@@ -9,8 +9,6 @@
 #include "vt_clock.h"
 #include "vt_format.h"
 
-/* An odd prime: a thread that alternates allocations and frees has both timed. */
-#define VT_SELF_EVERY 61
 
 /* A timed call longer than VT_SELF_OUTLIER_US (vt_format.h) was not the hook's alone: its thread was
  * descheduled or interrupted meanwhile (a hook call takes about a microsecond). It is left out, and

@@ -37,6 +37,7 @@
 #include "vt_paths.h"
 #include "vt_pycapture.h"
 #include "vt_pystack.h"
+#include "vt_real.h"
 #include "vt_sigguard.h"
 #include "vt_stack.h"
 #include "vt_table.h"
@@ -312,6 +313,8 @@ static void vt_write_body(struct vt_out *f, enum vt_reason reason, unsigned long
     int ndev = ask_driver ? vt_devices_query(devs, VT_MAX_DEVICES, s->c.max_device, !capturing) : 0;
     if (capturing)
         vt_outf(f, VT_COUNTER_LINE(VT_CTR_CAPTURING), (unsigned long long)capturing);
+    if (ask_driver && vt_real_driver_is_fake())
+        vt_outf(f, VT_COUNTER_LINE(VT_CTR_FAKE_DRIVER), 1ull);
     for (int d = 0; d < ndev; d++) {
         vt_outf(f, VT_REC_DEVICE " %d", devs[d].ordinal);
         vt_put_u64(f, devs[d].total);

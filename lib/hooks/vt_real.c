@@ -67,6 +67,16 @@ static void vt_resolve_driver(void)
     pthread_mutex_unlock(&vt_real_lock);
 }
 
+int vt_real_driver_is_fake(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    int fake = vt_lookup(h, "vramtrace_fake_driver") != NULL;
+    dlclose(h);
+    return fake;
+}
+
 struct vt_rt_search {
     const char *name;
     void *found;

@@ -19,6 +19,10 @@ void *vt_real(enum vt_fn f);
 /* True once a libcuda is known: the dumper may then ask the driver for device figures. */
 int vt_real_driver_known(void);
 
+/* True when the process's libcuda is the bundled fake driver (it exports vramtrace_fake_driver). For the
+ * dumper: not inside a hook. */
+int vt_real_driver_is_fake(void);
+
 /* Offers a real pointer for f found by someone else's lookup (dlsym on a libcuda handle). */
 void vt_real_offer(enum vt_fn f, void *real);
 
