@@ -25,7 +25,8 @@ int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size
  * own (FILE.XXXXXX.tmp, O_EXCL, mode 0644) and renamed into place, so a scrape never reads half of it. 0,
  * or -1 with why ("out of memory", or "cannot write FILE: ..."). `vramtrace metrics` and the library's
  * metrics file (lib/roof/vt_metrics_file.c) both write through it. */
-int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, char *why, size_t len);
+/* flags: vt_model_build's (the command symbolizes as report does; the library cannot, VT_MODEL_NO_SYMBOLS). */
+int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, int flags, char *why, size_t len);
 /* Removes the file, if it is still the one o put there last: never one that someone else put in its place. */
 void vt_metrics_release(struct vt_metrics_out *o);
 

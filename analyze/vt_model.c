@@ -14,6 +14,31 @@
 
 static const struct vt_symbolizer_ops *vt_symops;
 
+static char *(*vt_demangler)(const char *mangled);
+
+void vt_model_use_demangler(char *(*fn)(const char *mangled))
+{
+    vt_demangler = fn;
+}
+
+/* "sym+0xoff" as the dump records it, its symbol demangled where it is a C++ one and a demangler is given. */
+static void vt_name_demangled(const char *name, char *buf, size_t len)
+{
+    const char *plus = strrchr(name, '+');
+    size_t symlen = plus ? (size_t)(plus - name) : strlen(name);
+    char sym[1024], *dem = NULL;
+    if (vt_demangler && symlen > 2 && symlen < sizeof sym && name[0] == '_' && name[1] == 'Z') {
+        memcpy(sym, name, symlen);
+        sym[symlen] = 0;
+        dem = vt_demangler(sym);
+    }
+    if (dem)
+        snprintf(buf, len, "%s%s", dem, plus ? plus : "");
+    else
+        snprintf(buf, len, "%s", name);
+    free(dem);
+}
+
 void vt_model_use_symbolizer(const struct vt_symbolizer_ops *ops)
 {
     vt_symops = ops;
@@ -96,7 +121,7 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
     if (pc == VT_PC_UNLOADED)
         snprintf(buf, sizeof buf, "%s", VT_PC_UNLOADED_NAME);
     else if (name)
-        snprintf(buf, sizeof buf, "%s", name);
+        vt_name_demangled(name, buf, sizeof buf);
     else if (mod)
         snprintf(buf, sizeof buf, "%s+0x%llx", vt_basename(mod->path), (unsigned long long)(pc - mod->base));
     else

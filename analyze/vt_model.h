@@ -143,6 +143,10 @@ struct vt_symbolizer_ops {
     void (*close)(struct vt_symbolizer *s);
 };
 void vt_model_use_symbolizer(const struct vt_symbolizer_ops *ops);
+/* A C++ demangler for the names a dump records (dladdr's "_ZN...+0x1c"), where no symbolizer names a
+ * frame: fn returns the demangled name (malloc'd) or NULL. The command gives libstdc++'s; the library
+ * the process's own, where it has one loaded. */
+void vt_model_use_demangler(char *(*fn)(const char *mangled));
 
 #define VT_MODEL_FULL_STACKS 1 /* keep every frame (--full-stacks) */
 #define VT_MODEL_NO_SYMBOLS 2  /* do not read the modules' files */

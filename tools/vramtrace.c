@@ -95,6 +95,7 @@ int main(int argc, char **argv)
         return 1;
     }
     vt_model_use_symbolizer(&vt_libdw_symbolizer); /* the reports name frames with libdw (analyze/ has none) */
+    vt_model_use_demangler(vt_cxx_demangle);         /* and C++ names the dump recorded, where libdw has none */
     const char *fns = getenv("VRAMTRACE_ALLOC_FNS");
     if (fns && *fns) {
         char why[256];

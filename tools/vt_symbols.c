@@ -181,6 +181,16 @@ static const char *vt_base(const char *p)
     return b ? b + 1 : p ? p : "?";
 }
 
+char *vt_cxx_demangle(const char *mangled)
+{
+    int st = -1;
+    char *dem = __cxa_demangle(mangled, NULL, NULL, &st);
+    if (st == 0 && dem)
+        return dem;
+    free(dem);
+    return NULL;
+}
+
 static void vt_frame(char **buf, size_t *len, size_t *cap, const char *name, const char *file, int line)
 {
     char *dem = NULL;

@@ -21,5 +21,7 @@ void vt_sym_close(struct vt_symbolizer *s);
 
 /* The three as the model takes them (vt_model_use_symbolizer). */
 extern const struct vt_symbolizer_ops vt_libdw_symbolizer;
+/* libstdc++'s demangler (vt_model_use_demangler's): the name, malloc'd, or NULL when it is no C++ name. */
+char *vt_cxx_demangle(const char *mangled);
 
 #endif

@@ -11,6 +11,7 @@
  * path that exists already (a file of someone else's, a device) is refused, never replaced. It is
  * written beside itself and renamed into place, so a collector never reads half of it, and removed at
  * exit while it is still the file this process put there; nothing else is left behind. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,6 +88,24 @@ int vt_metrics_file_on(void)
     return vt_mf_state > 0;
 }
 
+/* The process's own C++ demangler (libstdc++'s, where a C++ program has it loaded; none otherwise, and
+ * names stay as dladdr gave them): C++ frames named as the reports name them. */
+static char *vt_mf_demangle(const char *mangled)
+{
+    static char *(*fn)(const char *, char *, size_t *, int *);
+    static int looked;
+    if (!looked) {
+        *(void **)&fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        looked = 1;
+    }
+    int st = -1;
+    char *dem = fn ? fn(mangled, NULL, NULL, &st) : NULL;
+    if (st == 0 && dem)
+        return dem;
+    free(dem);
+    return NULL;
+}
+
 /* The metrics of the dump in fd (read from its start) into the file (vt_metrics_put). */
 static int vt_mf_render(int fd, char *why, size_t len)
 {
@@ -102,7 +121,8 @@ static int vt_mf_render(int fd, char *why, size_t len)
     if (r < 0)
         return -1;
     vt_labels_alloc_fns(vt_cfg.alloc_fns); /* sites named as the reports name them */
-    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, why, len);
+    vt_model_use_demangler(vt_mf_demangle);
+    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, VT_MODEL_NO_SYMBOLS, why, len);
     vt_dumpfile_free(&d);
     return r;
 }
