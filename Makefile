@@ -61,7 +61,7 @@ DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uth
         /usr/include/elfutils/libdwfl.h:libdw-dev /usr/bin/python3:python3 \
         /usr/include/python3.11/Python.h:python3-dev /usr/include/zlib.h:zlib1g-dev \
         /usr/bin/go:golang-go /usr/bin/promtool:prometheus /usr/bin/chromium:chromium /usr/bin/man:man-db \
-        /usr/bin/patchelf:patchelf
+        /usr/bin/patchelf:patchelf /usr/bin/prometheus-node-exporter:prometheus-node-exporter
 define missing_pkgs
 $(foreach d,$(DEPS),$(if $(wildcard $(firstword $(subst :, ,$(d)))),,$(lastword $(subst :, ,$(d)))))
 endef
@@ -302,7 +302,7 @@ $(BUILD)/clang.ok: $(LIB_SRC) $(TOOL_SRC) $(HDRS) $(wildcard tools/*.h) $(BUILD)
 	@touch $@
 
 test: all $(BUILD)/clang.ok $(PROG_BIN) $(TEST_BIN) $(SAN_BIN) $(BUILD)/fuzz_dumpfile
-	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_labels.sh tests/t_tracker.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh
+	prove -e '' $(TEST_BIN) tests/t_floors.sh tests/t_labels.sh tests/t_tracker.sh tests/t_fuzz.sh tests/t_pprof.sh tests/t_metrics.sh tests/t_attacks.sh tests/t_dumpwait.sh tests/t_html.sh tests/t_cli.sh tests/t_chroot.sh tests/t_install.sh tests/t_readme.sh tests/t_prometheus.sh
 
 # On a GPU machine: the real-GPU suite (tests/gpu). It builds only when build/ is not there, since a GPU
 # machine may lack the headers: build/ can be carried over from a CPU machine instead.
