@@ -2,6 +2,10 @@
 CUDA_HOME ?= /usr/local/cuda
 CC ?= cc
 BUILD := build
+# Quiet by default, as kbuild: a build prints its warnings and errors, not its commands; V=1 shows them.
+ifneq ($(V),1)
+MAKEFLAGS += --silent
+endif
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
@@ -338,7 +342,11 @@ clean:
 PREFIX ?= /usr/local
 INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so $(addprefix lib/vramtrace/,$(CARRIED)) \
              include/vramtrace.h lib/pkgconfig/vramtrace.pc \
-             share/man/man1/vramtrace.1 share/man/man3/vramtrace.3 share/bash-completion/completions/vramtrace
+             share/man/man1/vramtrace.1 share/man/man3/vramtrace.3 share/bash-completion/completions/vramtrace \
+             share/doc/vramtrace/JSON.md share/doc/vramtrace/FORMAT.md share/doc/vramtrace/vramtrace-alerts.yml
+# The folders install makes, deepest first: uninstall removes each that it leaves empty (never PREFIX).
+INSTALLED_DIRS := share/doc/vramtrace share/doc share/bash-completion/completions share/bash-completion \
+                  share/man/man1 share/man/man3 share/man share lib/pkgconfig lib/vramtrace lib include bin
 # vramtrace(1) and the bash completion are written by the command itself, from the tables its help comes from.
 $(BUILD)/vramtrace.1: $(BUILD)/vramtrace
 	$(BUILD)/vramtrace help --man > $@
@@ -354,9 +362,11 @@ install: all $(BUILD)/vramtrace.1 $(BUILD)/vramtrace.bash
 	install -m 755 $(BUILD)/vramtrace $(DESTDIR)$(PREFIX)/bin/vramtrace
 	install -m 755 $(BUILD)/libvramtrace.so $(addprefix $(BUILD)/,$(CARRIED)) $(DESTDIR)$(PREFIX)/lib/vramtrace/
 	install -m 644 include/vramtrace.h $(DESTDIR)$(PREFIX)/include/vramtrace.h
+	install -d $(DESTDIR)$(PREFIX)/share/doc/vramtrace
+	install -m 644 docs/JSON.md docs/FORMAT.md examples/prometheus/vramtrace-alerts.yml $(DESTDIR)$(PREFIX)/share/doc/vramtrace/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(sed -n 's/^#define VRAMTRACE_VERSION \"\(.*\)\"$$/\1/p' include/vramtrace.h)|" \
 	  vramtrace.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vramtrace.pc
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
-	-rmdir $(DESTDIR)$(PREFIX)/lib/vramtrace 2>/dev/null
+	@for d in $(INSTALLED_DIRS); do [ ! -d "$(DESTDIR)$(PREFIX)/$$d" ] || rmdir --ignore-fail-on-non-empty "$(DESTDIR)$(PREFIX)/$$d"; done
 .SECONDARY:

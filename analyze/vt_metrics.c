@@ -277,10 +277,10 @@ void vt_metrics_release(struct vt_metrics_out *o)
     o->claimed = 0;
 }
 
-int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, char *why, size_t len)
+int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, int flags, char *why, size_t len)
 {
     struct vt_model m;
-    if (vt_model_build(d, VT_METRICS_MODEL, &m) < 0) {
+    if (vt_model_build(d, flags, &m) < 0) {
         snprintf(why, len, "out of memory");
         return -1;
     }

@@ -8,12 +8,6 @@
 
 #include "vt_model.h"
 
-/* How every route builds the model its metrics come from (report --prometheus, vramtrace metrics, the
- * library's file): native frames named by what the dump records (dladdr's names, demangled), never by a
- * symbolizer, which only the command has: one label for one site whichever route wrote it, and a series
- * that keeps its name whether or not the scraping machine has the program's debug information. */
-#define VT_METRICS_MODEL VT_MODEL_NO_SYMBOLS
-
 /* Writes m's figures in the text exposition format, with its top largest call sites; -1 when it ran out
  * of memory on the way (the text is then incomplete). */
 int vt_metrics_text(FILE *f, const struct vt_model *m, int top);
@@ -31,7 +25,9 @@ int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size
  * own (FILE.XXXXXX.tmp, O_EXCL, mode 0644) and renamed into place, so a scrape never reads half of it. 0,
  * or -1 with why ("out of memory", or "cannot write FILE: ..."). `vramtrace metrics` and the library's
  * metrics file (lib/roof/vt_metrics_file.c) both write through it. */
-int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, char *why, size_t len);
+/* flags: vt_model_build's. The command names native frames by file and line, as report --prometheus does
+ * (0); the library has no symbolizer inside the program (VT_MODEL_NO_SYMBOLS: the names dladdr gave). */
+int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, int flags, char *why, size_t len);
 /* Removes the file, if it is still the one o put there last: never one that someone else put in its place. */
 void vt_metrics_release(struct vt_metrics_out *o);
 

@@ -14,7 +14,10 @@ else
      -x c examples/cuda_leak.cu -x none -L"$B/fake" -lcudart
   export LD_LIBRARY_PATH="$B/fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-D=$(mktemp -d "${TMPDIR:-/tmp}/vramtrace-demo.XXXXXX")
+# The dumps go to build/demo, emptied at each run (make clean removes it): nothing left in $TMPDIR.
+D=$B/demo
+rm -rf "$D"
+mkdir -m 700 "$D"
 "$B/vramtrace" run --dir "$D" -- "$B/cuda_leak" 400 >/dev/null &
 pid=$!
 sleep 0.7

@@ -4,7 +4,7 @@
 # before files, a suggestion for a mistyped verb or a program given to run without "--", and the line
 # run's program says as it ends: where its dumps are and the command that reads them (which works).
 . "$(dirname "$0")/tap.sh"
-echo "1..17"
+echo "1..21"
 
 release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")
 "$V" --version > "$W/out" 2>&1 && grep -Eq "^vramtrace $release( \(git [0-9a-f]+\))?$" "$W/out" && [ -n "$release" ]
@@ -120,3 +120,31 @@ fake "$V" run --dir "$W/n5/new" -- true 2> "$W/err"; cp "$W/err" "$W/out"
 [ -d "$W/n5/new" ] && grep -q "^vramtrace: pid [0-9]* wrote no dump in $W/n5/new (it made no CUDA call)$" "$W/err" &&
   (cd "$W/n5" && "$V" run -- true 2> "$W/err3") && grep -q "dumps go to $W/n5 (" "$W/err3"
 check "run makes --dir; a program that never used CUDA says it wrote no dump; without --dir the dumps go to the working directory"
+
+# A CUDA runtime that found no driver (the fake driver left off the library path): the end note says
+# where the bundled one is.
+"$V" run --dir "$W/n6" -- python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$B/fake/libcudart.so.13" \
+  2> "$W/err"; cp "$W/err" "$W/out"
+grep -q "wrote no dump in $W/n6 (it made no CUDA call: its CUDA runtime found no driver; with no GPU here, the bundled fake driver is in $B/fake: LD_LIBRARY_PATH=$B/fake)$" "$W/err"
+check "a CUDA runtime with no driver: the end note names the bundled fake driver's folder"
+
+# vramtrace dump of a launcher (a shell's pid, \$! of a subshell) that has no library while its child has:
+# the child named, not "not loaded" alone.
+sh -c "LD_LIBRARY_PATH='$B/fake' VRAMTRACE_DIR='$W' LD_PRELOAD='$B/libvramtrace.so' '$B/tests/prog_driver' sleep 4000; true" 2> /dev/null &
+sh_pid=$!
+"$V" dump "$sh_pid" > "$W/out" 2>&1
+child=$(sed -n 's/.*but in its child \([0-9]*\).*/\1/p' "$W/out")
+[ -n "$child" ] && grep -q "vramtrace dump $child" "$W/out" && [ "$(cat /proc/"$child"/comm 2> /dev/null)" = prog_driver ]
+check "dump of a launcher without the library names its child that has it"
+kill "$child" 2> /dev/null; wait "$sh_pid" 2> /dev/null
+
+"$V" run --dir "$W/n7" -- "$W/no-such-program" > "$W/out" 2>&1
+st=$?
+[ $st = 127 ] && grep -q "^vramtrace run: cannot run $W/no-such-program: No such file or directory$" "$W/out" &&
+  ! grep -q "running" "$W/out"
+check "a program that cannot be run: said, exit 127, never announced as running"
+
+# The closing line is the last one even when the program's stdout is a pipe (buffered until its exit).
+fake "$V" run --dir "$W/n8" -- "$B/tests/prog_plain" 2>&1 | cat > "$W/out"
+tail -1 "$W/out" | grep -q "^vramtrace: .*dump"
+check "the end note is the last line when stdout is a pipe"

@@ -10,8 +10,9 @@ echo "1..8"
 make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 &&
   for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
            lib/vramtrace/libdw.so.1 lib/vramtrace/libelf.so.1 lib/vramtrace/libz.so.1 lib/vramtrace/libbz2.so.1.0 \
-           include/vramtrace.h lib/pkgconfig/vramtrace.pc share/man/man1/vramtrace.1 share/man/man3/vramtrace.3; do [ -f "$P/$f" ] || { echo "missing $f" >> "$W/out"; false; }; done
-check "make install PREFIX: the command, the library and what it carries, the header, pkg-config's file"
+           include/vramtrace.h lib/pkgconfig/vramtrace.pc share/man/man1/vramtrace.1 share/man/man3/vramtrace.3 \
+           share/doc/vramtrace/JSON.md share/doc/vramtrace/FORMAT.md share/doc/vramtrace/vramtrace-alerts.yml; do [ -f "$P/$f" ] || { echo "missing $f" >> "$W/out"; false; }; done
+check "make install PREFIX: the command, the library and what it carries, the header, pkg-config's file, the JSON and format docs, the alerting rules"
 
 cd "$W" && "$P/bin/vramtrace" --version > "$W/out" 2>&1 && grep -q '^vramtrace [0-9]' "$W/out"
 check "the installed command runs from another directory"
@@ -39,10 +40,11 @@ check "man -l renders vramtrace(1) (every verb, every VRAMTRACE_* setting) and v
 
 bash -c '. "$1"; COMP_WORDS=(vramtrace rep); COMP_CWORD=1; _vramtrace; echo "${COMPREPLY[*]}";
   COMP_WORDS=(vramtrace report --p); COMP_CWORD=2; _vramtrace; echo "${COMPREPLY[*]}";
-  COMP_WORDS=(vramtrace run --de); COMP_CWORD=2; _vramtrace; echo "${COMPREPLY[*]}"' sh \
+  COMP_WORDS=(vramtrace run --de); COMP_CWORD=2; _vramtrace; echo "${COMPREPLY[*]}";
+  COMP_WORDS=(vramtrace help tr); COMP_CWORD=2; _vramtrace; echo "${COMPREPLY[*]}"' sh \
   "$P/share/bash-completion/completions/vramtrace" > "$W/out" 2>&1 &&
-  [ "$(cat "$W/out" | tr '\n' '|')" = "report|--pprof --prometheus|--depth|" ]
-check "bash completion: verbs, a verb's options, run's settings' options"
+  [ "$(cat "$W/out" | tr '\n' '|')" = "report|--pprof --prometheus|--depth|trend|" ]
+check "bash completion: verbs, a verb's options, run's settings' options, help's verbs"
 
-make -s -C "$ROOT" uninstall PREFIX="$P" > "$W/out" 2>&1 && [ -z "$(find "$P" -type f)" ]
-check "make uninstall removes every installed file"
+make -s -C "$ROOT" uninstall PREFIX="$P" > "$W/out" 2>&1 && find "$P" -mindepth 1 >> "$W/out" && [ -z "$(find "$P" -mindepth 1)" ]
+check "make uninstall removes every installed file, and the folders it made empty"

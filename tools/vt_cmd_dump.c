@@ -99,6 +99,37 @@ static int vt_has_library(long pid)
     return found;
 }
 
+/* The first child of pid (a launcher: `sh -c`, a subshell's $!) that has the library loaded; 0 for none. */
+static long vt_child_with_library(long pid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    long found = 0;
+    while (!found && (e = readdir(d))) {
+        char *end;
+        long child = strtol(e->d_name, &end, 10);
+        if (*end || child <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", child);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses, so after the last ')'. */
+        const char *rp = strrchr(buf, ')');
+        long ppid = 0;
+        if (rp && sscanf(rp + 1, " %*c %ld", &ppid) == 1 && ppid == pid && vt_has_library(child) == 1)
+            found = child;
+    }
+    closedir(d);
+    return found;
+}
+
 /* 1 when the library's dumper thread runs in pid. */
 static int vt_has_dumper(long pid)
 {
@@ -386,8 +417,13 @@ static void vt_target_step(struct vt_target *t, int peek)
             t->waiting = "libvramtrace.so is not loaded (it was waited for while the process started)";
             return;
         }
-        vt_fail_target(t, "libvramtrace.so is not loaded (start the program with vramtrace run, or with "
-                          "LD_PRELOAD=libvramtrace.so): not asked");
+        long child = vt_child_with_library(pid);
+        if (child)
+            vt_fail_target(t, "libvramtrace.so is not loaded in it, but in its child %ld (it launched the program: "
+                              "a shell, a subshell's $!): vramtrace dump %ld", child, child);
+        else
+            vt_fail_target(t, "libvramtrace.so is not loaded (start the program with vramtrace run, or with "
+                              "LD_PRELOAD=libvramtrace.so): not asked");
         return;
     }
     char name[128], why[512];

@@ -46,7 +46,8 @@ static int vt_write_metrics(int fd, struct vt_metrics_out *o, int top)
         fprintf(stderr, "vramtrace metrics: %s\n", why);
         return -1;
     }
-    r = vt_metrics_put(&d, o, top, why, sizeof why);
+    /* Named as report --prometheus names them: one label for one site on the command's routes. */
+    r = vt_metrics_put(&d, o, top, 0, why, sizeof why);
     if (r < 0)
         fprintf(stderr, "vramtrace metrics: %s\n", why);
     vt_dumpfile_free(&d);

@@ -698,9 +698,7 @@ static int vt_report_run(void *args, char **paths, int npaths)
     struct vt_model m;
     if (vt_load(o.path, &d) < 0)
         return VT_EXIT_USAGE;
-    /* Prometheus' labels as every route writes them (VT_METRICS_MODEL). */
-    int prom = chosen && chosen->render == vt_report_prometheus_out;
-    if (vt_model_build(&d, (o.full ? VT_MODEL_FULL_STACKS : 0) | (prom ? VT_METRICS_MODEL : 0), &m) < 0) {
+    if (vt_model_build(&d, o.full ? VT_MODEL_FULL_STACKS : 0, &m) < 0) {
         vt_dumpfile_free(&d);
         fprintf(stderr, "vramtrace: out of memory\n");
         return 1;

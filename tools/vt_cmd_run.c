@@ -126,6 +126,40 @@ struct vt_run_args {
 
 /* A setting's option (--dir DIR, --depth N, ...: common/vt_settings.c) and its value, set in the
  * environment the program will have; any other word before "--" is a mistake. */
+/* Whether execvp would find name: a path that is an executable file, or one in a $PATH folder. errno says
+ * why not (ENOENT, EACCES). */
+static int vt_runnable(const char *name)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        if (stat(name, &st) != 0)
+            return 0;
+        if (!S_ISREG(st.st_mode) || access(name, X_OK) != 0) {
+            errno = EACCES;
+            return 0;
+        }
+        return 1;
+    }
+    const char *path = getenv("PATH");
+    char full[PATH_MAX];
+    int denied = 0;
+    for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; ; ) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (snprintf(full, sizeof full, "%.*s/%s", (int)len, len ? p : ".", name) < (int)sizeof full &&
+            stat(full, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(full, X_OK) == 0)
+                return 1;
+            denied = 1;
+        }
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    errno = denied ? EACCES : ENOENT;
+    return 0;
+}
+
 static int vt_run_word(void *args, int argc, char **argv, int *i)
 {
     (void)args;
@@ -180,6 +214,11 @@ static int vt_run_run(void *args, char **command, int n)
     snprintf(pid, sizeof pid, "%ld", quiet ? 0L : (long)getpid());
     if (!getenv("VRAMTRACE_END_NOTE_PID") && vt_setenv_opt("VRAMTRACE_END_NOTE_PID", pid) < 0)
         return VT_EXIT_USAGE;
+    /* A program that cannot be run is said so, and never announced as running: looked for as execvp will. */
+    if (!vt_runnable(command[0])) {
+        fprintf(stderr, "vramtrace run: cannot run %s: %s\n", command[0], strerror(errno));
+        return 127;
+    }
     /* As heaptrack and valgrind do: the pid to ask for dumps (this one: exec keeps it) and where they go. */
     if (!quiet) {
         char dir[PATH_MAX];

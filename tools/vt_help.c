@@ -188,6 +188,32 @@ void vt_man(FILE *f)
         vt_roff(f, vt_settings[k].dflt);
         fputs(").\n", f);
     }
+    fputs(".SH EXAMPLES\n"
+          "A leak hunt on a live server: two dumps some traffic apart, then what grew.\n"
+          ".PP\n.nf\n"
+          "vramtrace run \\-\\-dir /tmp/vt \\-\\- python serve.py &\n"
+          "vramtrace dump $PID          # after warm-up\n"
+          "vramtrace dump $PID          # later\n"
+          "vramtrace diff /tmp/vt/vramtrace.$PID.1.dump /tmp/vt/vramtrace.$PID.2.dump\n"
+          "vramtrace trend /tmp/vt/vramtrace.$PID.*.dump\n"
+          ".fi\n.PP\n"
+          "Where the memory is, and what it was at its peak; as JSON; as a web page:\n"
+          ".PP\n.nf\n"
+          "vramtrace report /tmp/vt/vramtrace.$PID.2.dump\n"
+          "vramtrace report \\-\\-json /tmp/vt/vramtrace.$PID.2.dump\n"
+          "vramtrace html \\-o report.html /tmp/vt/vramtrace.$PID.*.dump\n"
+          ".fi\n.PP\n"
+          "Prometheus metrics of a live process, for node_exporter's textfile collector:\n"
+          ".PP\n.nf\n"
+          "vramtrace metrics \\-\\-textfile /var/lib/node_exporter/textfile/vramtrace.prom $PID\n"
+          ".fi\n",
+          f);
+    fputs(".SH FILES\n"
+          "The JSON outputs are described in JSON.md, the dump format in FORMAT.md, both installed in\n"
+          ".IR PREFIX /share/doc/vramtrace\n"
+          "(the source tree's docs/); alerting rules for the metrics in\n"
+          ".IR PREFIX /share/doc/vramtrace/vramtrace-alerts.yml .\n",
+          f);
     fputs(".SH EXIT STATUS\n0 done; 1 a failure (a dump not taken, output not written, out of memory); 2 bad "
           "arguments or a bad dump (its file and line said); 3 (diff) allocated memory grew by more than "
           "\\-\\-fail\\-on\\-growth; run: the program's own status (127: it could not be run).\n"
@@ -218,10 +244,19 @@ void vt_bash_completion(FILE *f)
                     fprintf(f, "%s ", vt_settings[k].run_opt);
         fputs("--help\" ;;\n", f);
     }
+    /* help's argument is a verb, not a file. */
     fputs("    esac\n"
           "    case $cur in\n"
           "    -*) COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")) ;;\n"
-          "    *) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n"
+          "    *) if [ \"${COMP_WORDS[1]}\" = help ] && [ \"$COMP_CWORD\" -eq 2 ]; then\n"
+          "           COMPREPLY=($(compgen -W \"",
+          f);
+    for (size_t i = 0; i < vt_nverbs; i++)
+        fprintf(f, "%s ", vt_verbs[i]->name);
+    fputs("\" -- \"$cur\"))\n"
+          "       else\n"
+          "           COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+          "       fi ;;\n"
           "    esac\n"
           "}\n"
           "complete -o default -F _vramtrace vramtrace\n",

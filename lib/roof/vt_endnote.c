@@ -3,6 +3,8 @@
  * none (a launcher such as torchrun or a shell script, whose children do the CUDA work) names the
  * newest dump other processes wrote there since it started. */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,43 @@
 #include "vt_module.h"
 #include "vt_log.h"
 #include "vt_paths.h"
+
+static int vt_is_cudart(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    return info->dlpi_name && strstr(info->dlpi_name, "libcudart") != NULL;
+}
+
+/* Why a program made no CUDA call, where it can be told: it loaded a CUDA runtime, which found no driver
+ * (a machine with no GPU, and the bundled fake driver not on the library path: it lies beside this
+ * library, in fake/). A program that loaded no runtime either may simply not use CUDA. */
+static void vt_no_call_why(char *out, size_t len)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    if (h || !dl_iterate_phdr(vt_is_cudart, NULL)) {
+        snprintf(out, len, " (it made no CUDA call)");
+        return;
+    }
+    Dl_info me;
+    char fake[4096] = "";
+    struct stat st;
+    if (dladdr((void *)vt_no_call_why, &me) && me.dli_fname) {
+        const char *slash = strrchr(me.dli_fname, '/');
+        if (slash && (size_t)(slash - me.dli_fname) + 32 < sizeof fake) {
+            snprintf(fake, sizeof fake, "%.*s/fake", (int)(slash - me.dli_fname), me.dli_fname);
+            if (stat(fake, &st) != 0 || !S_ISDIR(st.st_mode))
+                fake[0] = 0;
+        }
+    }
+    if (fake[0])
+        snprintf(out, len, " (it made no CUDA call: its CUDA runtime found no driver; with no GPU here, the "
+                           "bundled fake driver is in %s: LD_LIBRARY_PATH=%s)", fake, fake);
+    else
+        snprintf(out, len, " (it made no CUDA call: its CUDA runtime found no driver)");
+}
 
 struct vt_found {
     unsigned long n, first, last; /* this process's dumps: how many, lowest and highest seq */
@@ -70,6 +109,13 @@ void vt_endnote_say(void)
         return;
     /* Said even by a process that never used CUDA, whose messages are otherwise held. */
     vt_log_release();
+    /* The closing line comes last: what the program wrote to a piped stdout (buffered until exit flushes
+     * it, after this destructor) goes first. Never waiting for stdout's lock: exit() may have been called
+     * from a signal handler that interrupted the program's own stdio. */
+    if (ftrylockfile(stdout) == 0) {
+        fflush_unlocked(stdout);
+        funlockfile(stdout);
+    }
     /* No dump of ours yet and no directory set: the private one, where the children's went if any. */
     char priv[4096];
     const char *dir = vt_dump_dir_used();
@@ -98,6 +144,9 @@ void vt_endnote_say(void)
         vt_say("pid %ld wrote no dump%s; the processes it started wrote %lu in %s, the last: vramtrace report %s", me,
                atomic_load(&vt_hotdata.active) == 2 ? "" : " (it made no CUDA call)", f.others, dir, a);
     } else {
-        vt_say("pid %ld wrote no dump in %s%s", me, dir, atomic_load(&vt_hotdata.active) == 2 ? "" : " (it made no CUDA call)");
+        char why[4200] = "";
+        if (atomic_load(&vt_hotdata.active) != 2)
+            vt_no_call_why(why, sizeof why);
+        vt_say("pid %ld wrote no dump in %s%s", me, dir, why);
     }
 }

@@ -122,7 +122,7 @@ static int vt_mf_render(int fd, char *why, size_t len)
         return -1;
     vt_labels_alloc_fns(vt_cfg.alloc_fns); /* sites named as the reports name them */
     vt_model_use_demangler(vt_mf_demangle);
-    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, why, len);
+    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, VT_MODEL_NO_SYMBOLS, why, len);
     vt_dumpfile_free(&d);
     return r;
 }
