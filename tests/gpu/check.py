@@ -642,6 +642,20 @@ def check_nocuda(name, folder):
          f"{p / b:.3f}x, medians of {len(pre)} interleaved runs")
 
 
+# ---- 44: the peak and its sites, against torch's own high-water mark ----
+def check_peak(name, folder):
+    torch_fig = json.loads(open(os.path.join(folder, "out.txt")).read().strip().splitlines()[-1])
+    dumps = sorted(glob.glob(os.path.join(folder, "dumps", "*.dump")))
+    rep = report(dumps[-1])
+    p = rep["devices"][0]["peak"]
+    check(name + " peak = max_memory_reserved()", p and p["bytes"] == torch_fig["max_memory_reserved"],
+          f"vramtrace {p and p['bytes']}, torch {torch_fig['max_memory_reserved']}")
+    top = p["sites"][0] if p and p["sites"] else {}
+    check(name + " its largest part at the line that made it, freed since",
+          top.get("bytes") == 512 << 20 and "(peak_torch.py:" in (top.get("name") or "") and top.get("live_now") == 0,
+          f"{top.get('bytes')} at {top.get('name')}, live now {top.get('live_now')}")
+
+
 # ---- 9: dumps on signal during a two-thread PyTorch loop ----
 def check_threads(name, folder):
     def result(f):
@@ -772,6 +786,7 @@ def main():
         ("jax on demand", lambda: check_jax("7 JAX on demand", f"{folder}/jax-false/out.txt")),
         ("metrics", lambda: check_metrics("7b metrics file", f"{folder}/metrics")),
         ("no CUDA", lambda: check_nocuda("8 no CUDA", f"{folder}/nocuda")),
+        ("peak", lambda: check_peak("44 peak", f"{folder}/peak")),
         ("safety", lambda: check_safety(folder)),
         ("readme", lambda: check_readme(folder)),
         ("threads", lambda: check_threads("9 two threads + signals", f"{folder}/threads")),

@@ -166,6 +166,12 @@ VRAMTRACE_DIR=$d/dumps LD_PRELOAD=$LIB timeout 300 python3 tests/gpu/torch_compi
   "$d/signal.jsonl" signal > "$d/signal.txt" 2>&1
 fi
 
+# The peak of reserved memory and what held it, against torch's max_memory_reserved() (issue 44).
+if want peak; then
+d=$(scenario peak)
+"$B/vramtrace" run --dir "$d/dumps" -- python3 tests/gpu/peak_torch.py > "$d/out.txt" 2> "$d/err.txt"
+fi
+
 # The examples, with the README's commands (tests/gpu/examples.sh).
 if want examples; then
 sh tests/gpu/examples.sh "$R"
