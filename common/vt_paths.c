@@ -13,6 +13,14 @@ int vt_dump_path(char *out, size_t len, const char *dir, long pid, unsigned long
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
+int vt_dump_glob(char *out, size_t len, const char *dir, int dirlen, long pid)
+{
+    int n = dirlen < 0 ? snprintf(out, len, "%s/vramtrace.%ld.*.dump", dir, pid)
+            : dirlen ? snprintf(out, len, "%.*s/vramtrace.%ld.*.dump", dirlen, dir, pid)
+                     : snprintf(out, len, "vramtrace.%ld.*.dump", pid);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
 /* A positive decimal number at *s, up to stop; advances *s past it. */
 static int vt_number(const char **s, char stop, unsigned long *out)
 {

@@ -10,6 +10,9 @@
 
 /* DIR/vramtrace.PID.SEQ.dump; -1 when it does not fit. */
 int vt_dump_path(char *out, size_t len, const char *dir, long pid, unsigned long seq);
+/* The shell glob of one process's dumps in DIR: DIR/vramtrace.PID.*.dump (dirlen: DIR's first dirlen
+ * characters; -1: all of it; 0: no directory, the glob alone); -1 when it does not fit. */
+int vt_dump_glob(char *out, size_t len, const char *dir, int dirlen, long pid);
 /* A file name (no directory) of a dump: 0 with its pid and seq, -1 when it is not one. */
 int vt_dump_name_parse(const char *name, long *pid, unsigned long *seq);
 /* The template for mkostemps: DIR/.vramtrace.PID.XXXXXX.tmp, and the length of its suffix. */

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the README's command blocks of one kind as written, each with `sh -e` from the repository root,
+# Runs the command blocks of one kind of the README and the user's guide (docs/guide.md) as written, each
+# with `sh -e` from the repository root,
 # and prints TAP: one test per block. KIND is "sh" (the CPU blocks: make test runs them, except the
 # line `make test` itself, which is what runs this) or "sh gpu" (the GPU suite runs them).
 #   sh tests/readme_blocks.sh KIND
@@ -16,25 +17,27 @@ for e in "$ROOT"/* "$ROOT"/.git; do
   [ -e "$e" ] && [ "${e##*/}" != out ] && ln -s "$e" "$T/root/${e##*/}"
 done
 cd "$ROOT"
-# Each block into its own file, named by its first line in the README.
+# Each block into its own file, named by its document and its first line there (README 1, guide 2).
 awk -v kind="$KIND" -v dir="$T" '
-  /^```/ && !inb { inb = 1; take = (substr($0, 4) == kind); if (take) { f = dir "/" NR ".sh"; printf "" > f } next }
+  FNR == 1       { doc++ }
+  /^```/ && !inb { inb = 1; take = (substr($0, 4) == kind); if (take) { f = dir "/" doc "-" FNR ".sh"; printf "" > f } next }
   /^```/ && inb  { inb = 0; if (take) close(f); take = 0; next }
   inb && take    { if ($0 != "make test") print >> f }
-' README.md
+' README.md docs/guide.md
 n=$(ls "$T" | grep -c '\.sh$')
 echo "1..$((n + 1))"
-echo "ok 1 - the README has $n \"$KIND\" blocks"
+echo "ok 1 - the README and the guide have $n \"$KIND\" blocks"
 i=1
 cd "$T/root"
-for f in $(ls "$T" | grep '\.sh$' | sort -n); do
+for f in $(ls "$T" | grep '\.sh$' | sort -t- -k1,1n -k2,2n); do
   i=$((i + 1))
   line=${f%.sh}
+  case $line in 1-*) line="README.md:${line#1-}" ;; *) line="docs/guide.md:${line#2-}" ;; esac
   rm -rf out
   if out=$(sh -e "$T/$f" 2>&1); then
-    echo "ok $i - README block at line $line runs as written"
+    echo "ok $i - block at $line runs as written"
   else
-    echo "not ok $i - README block at line $line runs as written"
+    echo "not ok $i - block at $line runs as written"
     printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
   fi
 done

@@ -4,7 +4,7 @@
 # before files, a suggestion for a mistyped verb or a program given to run without "--", and the line
 # run's program says as it ends: where its dumps are and the command that reads them (which works).
 . "$(dirname "$0")/tap.sh"
-echo "1..21"
+echo "1..22"
 
 release=$(sed -n 's/^#define VRAMTRACE_VERSION "\(.*\)"$/\1/p' "$T/../include/vramtrace.h")
 "$V" --version > "$W/out" 2>&1 && grep -Eq "^vramtrace $release( \(git [0-9a-f]+\))?$" "$W/out" && [ -n "$release" ]
@@ -148,3 +148,11 @@ check "a program that cannot be run: said, exit 127, never announced as running"
 fake "$V" run --dir "$W/n8" -- "$B/tests/prog_plain" 2>&1 | cat > "$W/out"
 tail -1 "$W/out" | grep -q "^vramtrace: .*dump"
 check "the end note is the last line when stdout is a pipe"
+
+# trend on a folder that holds two runs (the README's glob after a second run): the one-process glob named.
+fake "$V" run --quiet --dir "$W/n9" -- "$B/tests/prog_driver" grow > /dev/null 2>&1
+fake "$V" run --quiet --dir "$W/n9" -- "$B/tests/prog_driver" grow > /dev/null 2>&1
+"$V" trend "$W"/n9/vramtrace.*.dump > "$W/out" 2>&1
+st=$?
+[ $st = 2 ] && grep -q "trend needs dumps of one process (one process's: vramtrace trend $W/n9/vramtrace\.[0-9]*\.\*\.dump)$" "$W/out"
+check "trend of two runs' dumps: exit 2, naming the glob of one process's dumps"

@@ -1,7 +1,7 @@
 #!/bin/sh
-# TAP: every CPU command block of the README runs as written (tests/readme_blocks.sh), a user's own out/
+# TAP: every CPU command block of the README and the user's guide runs as written (tests/readme_blocks.sh), a user's own out/
 # (where the README keeps dumps) is left byte for byte as it was, and the README's settings table names
-# every setting of common/vt_settings.c with its default.
+# every setting of common/vt_settings.c with its default (in docs/guide.md, where the README points).
 D=$(dirname "$0")
 R=$(cd "$D/.." && pwd)
 T=$(mktemp -d)
@@ -23,10 +23,10 @@ missing=$(sed -n 's/^    {"\(VRAMTRACE_[A-Z_]*\)", [^,]*, [A-Z_]*, [^"]*"\([^"]*
   while read -r name dflt; do
     # The directory's default is a sentence; the others are values, shown in backquotes.
     case $name in VRAMTRACE_DIR) want="| \`$name\` |" ;; *) want="| \`$name\` | \`$dflt\`" ;; esac
-    grep -qF "$want" "$D/../README.md" || printf ' %s' "$name"
+    grep -qF "$want" "$D/../docs/guide.md" || printf ' %s' "$name"
   done)
 if [ -z "$missing" ]; then
-  echo "ok $((n + 2)) - the README's settings table has every setting with its default"
+  echo "ok $((n + 2)) - the guide's settings table (docs/guide.md) has every setting with its default"
 else
-  echo "not ok $((n + 2)) - the README's settings table lacks or misstates:$missing"
+  echo "not ok $((n + 2)) - the guide's settings table (docs/guide.md) lacks or misstates:$missing"
 fi

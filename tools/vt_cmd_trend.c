@@ -10,6 +10,7 @@
 #include "vt_cmd.h"
 #include "vt_verb.h"
 #include "vt_json.h"
+#include "vt_paths.h"
 #include "vt_load.h"
 #include "vt_model.h"
 #include "vt_site_out.h"
@@ -118,9 +119,16 @@ static int vt_trend_run(void *args, char **paths, int n)
     int rc = vt_load_models(dm, n, full ? VT_MODEL_FULL_STACKS : 0, 1), loaded = rc ? 0 : n;
     for (int i = 1; i < loaded && !rc; i++)
         if (dm[i].d.pid != dm[0].d.pid || dm[i].d.start_mono != dm[0].d.start_mono) {
-            fprintf(stderr, "vramtrace: %s is a dump of process %ld, %s of process %ld: trend needs dumps of one process\n",
-                    paths[i], dm[i].d.pid, paths[0], dm[0].d.pid);
+            /* Two runs' dumps in one folder (a glob of every dump): the glob of one process's names it. */
+            const char *slash = strrchr(paths[0], '/');
+            char glob[4200];
+            if (vt_dump_glob(glob, sizeof glob, paths[0], slash ? (int)(slash - paths[0]) : 0, dm[0].d.pid) < 0)
+                snprintf(glob, sizeof glob, "...");
+            fprintf(stderr, "vramtrace: %s is a dump of process %ld, %s of process %ld: trend needs dumps of one process "
+                            "(one process's: vramtrace trend %s)\n",
+                    paths[i], dm[i].d.pid, paths[0], dm[0].d.pid, glob);
             rc = VT_EXIT_USAGE;
+            break;
         }
     if (rc)
         goto out;

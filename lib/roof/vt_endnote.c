@@ -137,8 +137,8 @@ void vt_endnote_say(void)
         vt_say("2 dumps in %s; see what grew with: vramtrace diff %s %s", dir, a, b);
     } else if (f.n > 2) {
         /* trend orders the dumps by the time they were taken, so the shell's order of the glob is fine. */
-        vt_say("%lu dumps in %s; see what grows with: vramtrace trend %s/vramtrace.%ld.*.dump",
-               f.n, dir, dir, me);
+        vt_dump_glob(a, sizeof a, dir, -1, me);
+        vt_say("%lu dumps in %s; see what grows with: vramtrace trend %s", f.n, dir, a);
     } else if (f.others) {
         vt_dump_path(a, sizeof a, dir, f.other_pid, f.other_seq);
         vt_say("pid %ld wrote no dump%s; the processes it started wrote %lu in %s, the last: vramtrace report %s", me,
