@@ -9,7 +9,7 @@ render() {
   timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --dump-dom "file://$1" \
     > "$1.dom" 2> "$1.log"
 }
-echo "1..12"
+echo "1..13"
 
 command -v chromium > /dev/null
 check "chromium is installed"
@@ -66,6 +66,14 @@ grep -o 'points="[^"]*"' "$W/pk.html.dom" | tr -d 'points="' | tr ' ' '\n' | cut
   awk -F, '/^[0-9.]+$/ { if ($1 + 0 < 34) bad = 1 } END { exit bad }' "$W/out" &&
   ! grep -q '<text class="legend"[^>]* y="[4-9][0-9]' "$W/out"
 check "the legend keeps its colours and stays above the plotted lines"
+
+# And as Chromium paints it: a screenshot holds the timeline's colours (reserved's blue, the lines and the
+# legend's; nvidia-smi's grey; allocated's red), so the page is drawn, not only built.
+timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,900 \
+  --screenshot="$W/pk.png" "file://$W/pk.html" > /dev/null 2>&1
+python3 "$T/png_colours.py" "$W/pk.png" 337ab7 9aa5b1 d9534f > "$W/out" 2>&1 &&
+  awk '{ n[$1] = $2 } END { exit !(n["337ab7"] >= 50 && n["9aa5b1"] >= 100 && n["d9534f"] >= 1000) }' "$W/out"
+check "a screenshot in headless Chromium shows the timeline's colours"
 
 # A frame named to end the script and run another: shown as text, never run.
 sed 's/grow_leak_site/grow<\/script><script>document.title="taken"<\/script>/' "$D/grow.1.dump" > "$W/inj.dump"
