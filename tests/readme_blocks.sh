@@ -25,7 +25,7 @@ awk -v kind="$KIND" -v dir="$T" '
   inb && take    { if ($0 != "make test") print >> f }
 ' README.md docs/guide.md
 n=$(ls "$T" | grep -c '\.sh$')
-echo "1..$((n + 1))"
+echo "1..$((n + 2))"
 echo "ok 1 - the README and the guide have $n \"$KIND\" blocks"
 i=1
 cd "$T/root"
@@ -41,5 +41,12 @@ for f in $(ls "$T" | grep '\.sh$' | sort -t- -k1,1n -k2,2n); do
     printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
   fi
 done
+# Nothing the blocks ran (the demo, the tests' programs) leaves anything in $TMPDIR.
+i=$((i + 1))
+if [ -z "$(ls -A "$T/tmp")" ]; then
+  echo "ok $i - nothing left in \$TMPDIR"
+else
+  echo "not ok $i - left in \$TMPDIR: $(ls -A "$T/tmp" | head -5 | tr '\n' ' ')"
+fi
 cd /
 rm -rf "$T"

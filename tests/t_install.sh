@@ -5,7 +5,7 @@
 . "$(dirname "$0")/tap.sh"
 ROOT=$(cd "$T/.." && pwd)
 P=$W/prefix
-echo "1..8"
+echo "1..9"
 
 make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 &&
   for f in bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/libunwind.so.8 lib/vramtrace/liblzma.so.5 \
@@ -48,3 +48,10 @@ check "bash completion: verbs, a verb's options, run's settings' options, help's
 
 make -s -C "$ROOT" uninstall PREFIX="$P" > "$W/out" 2>&1 && find "$P" -mindepth 1 >> "$W/out" && [ -z "$(find "$P" -mindepth 1)" ]
 check "make uninstall removes every installed file, and the folders it made empty"
+
+man_page="$P/share/man/man1/vramtrace.1"
+make -s -C "$ROOT" install PREFIX="$P" > "$W/out" 2>&1 && grep -q '^\.SH EXAMPLES' "$man_page" &&
+  grep -q 'vramtrace diff /tmp/vt/vramtrace' "$man_page" && grep -q 'share/doc/vramtrace' "$man_page" &&
+  MANWIDTH=100 man -l "$man_page" 2> /dev/null | grep -q '^EXAMPLES'
+check "vramtrace(1) has EXAMPLES, and says where JSON.md is installed"
+make -s -C "$ROOT" uninstall PREFIX="$P" > /dev/null 2>&1
