@@ -27,6 +27,7 @@
 #include "vt_log.h"
 #include "vt_metrics.h"
 #include "vt_metrics_file.h"
+#include "vt_real.h"
 #include "vt_sigguard.h"
 #include "vt_table.h"
 #include "vt_module.h"
@@ -92,10 +93,13 @@ int vt_metrics_file_on(void)
  * names stay as dladdr gave them): C++ frames named as the reports name them. */
 static char *vt_mf_demangle(const char *mangled)
 {
+    /* Looked up once, on the dumper thread (the only one that renders), past our own dlsym hook. */
     static char *(*fn)(const char *, char *, size_t *, int *);
     static int looked;
     if (!looked) {
-        *(void **)&fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        vt_real_dlsym_resolve();
+        if (vt_real_dlsym)
+            *(void **)&fn = vt_real_dlsym(RTLD_DEFAULT, "__cxa_demangle");
         looked = 1;
     }
     int st = -1;
