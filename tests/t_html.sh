@@ -9,7 +9,7 @@ render() {
   timeout 120 chromium --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --dump-dom "file://$1" \
     > "$1.dom" 2> "$1.log"
 }
-echo "1..13"
+echo "1..14"
 
 command -v chromium > /dev/null
 check "chromium is installed"
@@ -52,6 +52,11 @@ VRAMTRACE_DIR="$W/pk" LD_LIBRARY_PATH="$B/fake" LD_PRELOAD="$B/libvramtrace.so" 
   grep -q 'data-rendered="ok"' "$W/pk.html.dom" && grep -q '<line class="peak"' "$W/pk.html.dom" &&
   grep -q '<circle class="peak-at"' "$W/pk.html.dom" && grep -q '>peak 11.0 MiB at [0-9.]* s<' "$W/pk.html.dom"
 check "the timeline draws the peak of reserved memory, dashed, with its moment"
+
+grep -o '>[^<]*<' "$W/pk.html.dom" > "$W/out"
+grep -q '>device 0 at its peak: 11.0 MiB reserved, [0-9.]* s after start<' "$W/out" &&
+  grep -q '<table class="peak-sites">' "$W/pk.html.dom" && grep -q '>peak_kept_site (prog_driver.c:[0-9]*)<' "$W/out"
+check "the page lists the lines that held each device's peak"
 
 ls "$W/pk"/vramtrace.*.dump > "$W/out"; grep -c 'class="point-used"' "$W/pk.html.dom" >> "$W/out"
 [ "$(ls "$W/pk"/vramtrace.*.dump | wc -l)" = 3 ] && [ "$(grep -o 'class="point-used"' "$W/pk.html.dom" | wc -l)" = 2 ] &&
