@@ -237,16 +237,16 @@ VT_HOT int vt_pypath_walk(const struct vt_pylayout *l, const struct vt_pytypes *
     if (max > VT_PY_DEPTH_MAX)
         max = VT_PY_DEPTH_MAX;
     int n = vt_pywalk_raw(l, tstate, raw, max);
+    const struct vt_pyraw *step = raw + max - n; /* outermost first, as the trail */
     /* The steps the trail still has, from the outermost: the same code object at the same instruction,
      * owned alike. */
     unsigned k = 0, same = p->ntrail < (unsigned)n ? p->ntrail : (unsigned)n;
-    while (k < same && p->code[k] == raw[n - 1 - (int)k].code && p->instr[k] == raw[n - 1 - (int)k].instr &&
-           p->owner[k] == raw[n - 1 - (int)k].owner)
+    while (k < same && p->code[k] == step[k].code && p->instr[k] == step[k].instr && p->owner[k] == step[k].owner)
         k++;
     uint32_t node = k ? p->step_node[k - 1] : 0;
     int emptied = 0;
     for (; k < (unsigned)n; k++) {
-        const struct vt_pyraw *r = &raw[n - 1 - (int)k];
+        const struct vt_pyraw *r = &step[k];
         const struct vt_pyslot *x = vt_slot_at(p, node, r);
         if (VT_LIKELY(x->epoch == p->epoch)) {
             node = x->node;

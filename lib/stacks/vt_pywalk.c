@@ -487,7 +487,7 @@ VT_INLINE int vt_raw(const struct vt_pylayout *l, const void *tstate, struct vt_
     const void *f = vt_top_frame(VT_PLAIN, l, tstate);
     int n = 0;
     for (; f && n < max; f = vt_back(VT_PLAIN, l, f)) {
-        struct vt_pyraw *r = &out[n];
+        struct vt_pyraw *r = &out[max - 1 - n];
         RD(VT_PLAIN, r->owner, f, l->frame_owner);
         /* A shim is never reported: 3.13 skips it by its owner, and 3.12's (the interpreter's trampoline,
          * whose RESUME comes last) always reads as not started yet. Left out here, so that max counts

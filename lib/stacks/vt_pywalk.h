@@ -87,9 +87,11 @@ struct vt_pyraw {
     char owner;
 };
 
-/* The frames of tstate's thread, innermost first, into out (at most max), for a walk with a memo (3.12,
- * 3.13: l->frame_owner set): each frame's code object, instruction and owner, read straight and not yet
- * checked (vt_pywalk_word checks what it does not already know). Shims on the C stack left out. */
+/* The frames of tstate's thread, at most max, into out[max - n .. max - 1], outermost first (the innermost
+ * at out[max - 1]: read inward-out, and kept in the order the path walk compares them), for a walk with a
+ * memo (3.12, 3.13: l->frame_owner set): each frame's code object, instruction and owner, read straight
+ * and not yet checked (vt_pywalk_word checks what it does not already know). Shims on the C stack left
+ * out. Returns n. */
 int vt_pywalk_raw(const struct vt_pylayout *l, const void *tstate, struct vt_pyraw *out, int max);
 
 /* The key's second word for frame r (VT_PYWALK_ADDR, VT_PYWALK_PRINT) into *word, and what is known of
