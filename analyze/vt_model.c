@@ -21,8 +21,9 @@ void vt_model_use_demangler(char *(*fn)(const char *mangled))
     vt_demangler = fn;
 }
 
-/* "sym+0xoff" as the dump records it, its symbol demangled where it is a C++ one and a demangler is given. */
-static void vt_name_demangled(const char *name, char *buf, size_t len)
+/* "sym+0xoff" as the dump records it, its symbol demangled where it is a C++ one and a demangler is given.
+ * Returns 1 when it was demangled. */
+static int vt_name_demangled(const char *name, char *buf, size_t len)
 {
     const char *plus = strrchr(name, '+');
     size_t symlen = plus ? (size_t)(plus - name) : strlen(name);
@@ -37,6 +38,7 @@ static void vt_name_demangled(const char *name, char *buf, size_t len)
     else
         snprintf(buf, len, "%s", name);
     free(dem);
+    return dem != NULL;
 }
 
 void vt_model_use_symbolizer(const struct vt_symbolizer_ops *ops)
@@ -75,21 +77,53 @@ static const char *vt_basename(const char *p)
 struct vt_frame_name {
     UT_hash_handle hh;
     char *s;
+    const char *mangled; /* the C++ name the dump recorded for it, where s is that name demangled */
 };
 
 /* The model's one copy of the len characters at p; NULL when out of memory. */
-static char *vt_intern(const struct vt_model *m, const char *p, size_t len)
+static struct vt_frame_name *vt_intern_entry(const struct vt_model *m, const char *p, size_t len)
 {
     struct vt_frame_name **names = (struct vt_frame_name **)m->names, *e;
     HASH_FIND(hh, *names, p, len, e);
     if (e)
-        return e->s;
+        return e;
     if (!(e = malloc(sizeof *e)) || !(e->s = strndup(p, len))) {
         free(e);
         return NULL;
     }
+    e->mangled = NULL;
     HASH_ADD_KEYPTR(hh, *names, e->s, len, e);
-    return e->s;
+    return e;
+}
+
+static char *vt_intern(const struct vt_model *m, const char *p, size_t len)
+{
+    struct vt_frame_name *e = vt_intern_entry(m, p, len);
+    return e ? e->s : NULL;
+}
+
+/* Frame string f (interned) demangled from the dump's C++ name mangled: kept with it, for JSON. */
+static void vt_keep_mangled(const struct vt_model *m, const char *f, const char *mangled)
+{
+    struct vt_frame_name *e = vt_intern_entry(m, f, strlen(f));
+    if (e && !e->mangled)
+        e->mangled = vt_intern(m, mangled, strlen(mangled));
+}
+
+/* The C++ names site s's frames were demangled from (NULL where a frame was not), or none at all. 0, or
+ * -1 when out of memory. */
+static int vt_site_mangled(const struct vt_model *m, struct vt_site *s)
+{
+    struct vt_frame_name **names = (struct vt_frame_name **)m->names, *e;
+    for (uint32_t i = 0; i < s->nframes; i++) {
+        HASH_FIND(hh, *names, s->frames[i], strlen(s->frames[i]), e);
+        if (!e || !e->mangled)
+            continue;
+        if (!s->mangled && !(s->mangled = calloc(s->nframes, sizeof *s->mangled)))
+            return -1;
+        s->mangled[i] = e->mangled;
+    }
+    return 0;
 }
 
 /* The same for a malloc'd string s, which it takes (NULL: out of memory). */
@@ -103,6 +137,9 @@ static char *vt_intern_own(const struct vt_model *m, char *s)
 static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, uint32_t *n, uint32_t max)
 {
     const char *sym = m->sym ? vt_symops->frames(m->sym, pc) : NULL;
+    const struct vt_dumpfile *d = m->d;
+    const char *name = vt_df_frame_name(d, pc);
+    int cxx = name && name[0] == '_' && name[1] == 'Z';
     if (sym) {
         for (const char *p = sym; *p && *n < max;) {
             const char *nl = strchr(p, '\n');
@@ -111,17 +148,19 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
                 return -1;
             (*n)++;
             p = nl ? nl + 1 : p + len;
+            /* The outermost of the frames at pc is the function dladdr named: its C++ name kept with it. */
+            if (cxx && !*p)
+                vt_keep_mangled(m, out[*n - 1], name);
         }
         return 0;
     }
-    const struct vt_dumpfile *d = m->d;
     char buf[1024];
-    const char *name = vt_df_frame_name(d, pc);
+    int demangled = 0;
     const struct vt_df_module *mod = vt_df_module_of(d, pc);
     if (pc == VT_PC_UNLOADED)
         snprintf(buf, sizeof buf, "%s", VT_PC_UNLOADED_NAME);
     else if (name)
-        vt_name_demangled(name, buf, sizeof buf);
+        demangled = vt_name_demangled(name, buf, sizeof buf);
     else if (mod)
         snprintf(buf, sizeof buf, "%s+0x%llx", vt_basename(mod->path), (unsigned long long)(pc - mod->base));
     else
@@ -130,6 +169,8 @@ static int vt_frame_strings(const struct vt_model *m, uint64_t pc, char **out, u
         return 0;
     if (!(out[*n] = vt_intern(m, buf, strlen(buf))))
         return -1;
+    if (demangled)
+        vt_keep_mangled(m, out[*n], name);
     (*n)++;
     return 0;
 }
@@ -468,6 +509,8 @@ static int vt_add_n(struct vt_model *m, size_t *cap, struct vt_index *ix, const 
     if (n)
         memcpy(s->frames, frames, n * sizeof *frames);
     s->nframes = n;
+    if (vt_site_mangled(m, s) < 0)
+        goto fail;
     ix->nodes[m->nsites].at = m->nsites;
     HASH_ADD_KEYPTR(hh, ix->head, s->key, strlen(s->key), &ix->nodes[m->nsites]);
     sx->at = m->nsites;
@@ -992,6 +1035,8 @@ static int vt_model_failed(struct vt_model *m, int full)
         if (n)
             memcpy(s->frames, frames, n * sizeof *frames);
         s->nframes = n;
+        if (vt_site_mangled(m, s) < 0)
+            return -1;
         s->name_at = s->python_at < n && s->python_at + torch_py < n ? s->python_at + torch_py : 0;
         const char *lib = vt_library_of(m, st);
         snprintf(s->library, sizeof s->library, "%s", lib ? lib : "");
@@ -1095,6 +1140,7 @@ static void vt_sites_free(struct vt_site *sites, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(sites[i].frames); /* the strings are the model's (vt_intern) */
+        free(sites[i].mangled);
         free(sites[i].label);
         free(sites[i].key);
     }

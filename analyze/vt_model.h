@@ -37,6 +37,8 @@ struct vt_site {
     char api[48];
     char **frames;    /* innermost first, folded to useful frames unless full stacks were asked for */
     uint32_t nframes;
+    const char **mangled; /* per frame, the C++ name the dump recorded where the frame shows it demangled
+                             (NULL where not); NULL when no frame was (JSON's "mangled") */
     uint32_t python_at; /* frames from here on are Python frames (nframes: none) */
     uint32_t name_at;   /* the frame that names the site in one line (0 when it has none) */
     uint32_t name_base; /* name_at before allocation helpers were passed (vt_labels.h) */

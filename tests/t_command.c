@@ -565,6 +565,16 @@ static void test_symbols(void)
     ok(sed_ok && strstr(r.out, "vt_test::Arena::grow(unsigned long)+0x") && !strstr(r.out, "_ZN7vt_test"),
        "no symbols: the recorded C++ names are demangled (report)");
     run_free(&r);
+    cmd(&r, "report", nosym, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"stack\":[\"vt_test::Arena::grow(unsigned long)+0x") &&
+           strstr(r.out, "\"mangled\":[\"_ZN7vt_test5Arena4growEm+0x"),
+       "no symbols: JSON keeps the C++ name the dump recorded beside the demangled one");
+    run_free(&r);
+    cmd(&r, "report", p, "--json", NULL, NULL);
+    ok(strstr(r.out, "\"stack\":[\"vt_test::Arena::grow(unsigned long) (prog_cxx.cpp:") &&
+           strstr(r.out, "\"mangled\":[\"_ZN7vt_test5Arena4growEm+0x"),
+       "symbols: JSON keeps the C++ name of the function at the frame beside its file and line");
+    run_free(&r);
     cmd(&r, "report", nosym, "--prometheus", NULL, NULL);
     ok(strstr(r.out, "site=\"vt_test::Arena::grow(unsigned long)+0x") && !strstr(r.out, "_ZN7vt_test"),
        "no symbols: the recorded C++ names are demangled (Prometheus)");

@@ -33,6 +33,14 @@ void vt_site_json_head(FILE *f, const struct vt_site *s)
 {
     fputs("\"stack\":", f);
     vt_json_strs(f, s->frames, s->nframes);
+    if (s->mangled) {
+        fputs(",\"mangled\":[", f);
+        for (uint32_t i = 0; i < s->nframes; i++) {
+            fputs(i ? "," : "", f);
+            vt_json_str_or_null(f, s->mangled[i]);
+        }
+        fputc(']', f);
+    }
     if (s->python_at < s->nframes)
         fprintf(f, ",\"python_from\":%u", s->python_at);
     else
