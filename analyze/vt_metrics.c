@@ -99,66 +99,88 @@ static int vt_msite_cmp(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
-static int vt_sites(FILE *f, const struct vt_model *m, int top)
+/* Sites as Prometheus series: one for each set of labels, summed, largest first. */
+struct vt_mseries {
+    struct vt_msite *set, **order;
+    size_t n;
+};
+
+static void vt_mseries_free(struct vt_mseries *r)
 {
-    int oom = 0;
-    struct vt_msite *set = NULL, *e, *t;
-    size_t n = 0;
-    for (size_t i = 0; i < m->nsites; i++) {
-        const struct vt_site *s = &m->sites[i];
-        if (s->role == VT_ROLE_CACHE || !s->bytes)
-            continue;
-        char key[1200];
-        int len = snprintf(key, sizeof key, "%s|%s|%s|%d", vt_msite_name(s), s->kind, vt_site_class(s), s->device);
-        if (len < 0 || (size_t)len >= sizeof key)
-            len = (int)strlen(key);
-        HASH_FIND(hh, set, key, (size_t)len, e);
-        if (!e) {
-            if (!(e = calloc(1, sizeof *e + (size_t)len + 1))) {
-                oom = 1;
-                break;
-            }
-            memcpy(e->key, key, (size_t)len);
-            e->first = s;
-            HASH_ADD(hh, set, key, (size_t)len, e);
-            n++;
-        }
-        e->bytes += s->bytes;
-        e->count += s->count;
-    }
-    struct vt_msite **order = n ? malloc(n * sizeof *order) : NULL;
-    oom |= n && !order;
-    size_t k = 0;
-    HASH_ITER(hh, set, e, t) {
-        if (order)
-            order[k++] = e;
-    }
-    if (order) {
-        qsort(order, k, sizeof *order, vt_msite_cmp);
-        size_t shown = k < (size_t)top ? k : (size_t)top;
-        static const char *const names[] = {"vramtrace_site_live_bytes", "vramtrace_site_live_allocations"};
-        static const char *const helps[] = {
-            "Live bytes at one of the process's largest call sites (named as vramtrace report names it).",
-            "Live allocations (or an allocator's blocks) at one of the process's largest call sites."};
-        for (int w = 0; w < 2 && shown; w++) {
-            vt_family(f, names[w], "gauge", helps[w]);
-            for (size_t i = 0; i < shown; i++) {
-                const struct vt_site *s = order[i]->first;
-                vt_process_labels(f, names[w], &m->result);
-                if (s->device >= 0)
-                    fprintf(f, ",device=\"%d\"", s->device);
-                vt_label(f, "site", vt_msite_name(s));
-                vt_label(f, "kind", s->kind);
-                vt_label(f, "class", vt_site_class(s));
-                fprintf(f, "} %llu\n", (unsigned long long)(w ? order[i]->count : order[i]->bytes));
-            }
-        }
-    }
-    free(order);
-    HASH_ITER(hh, set, e, t) {
-        HASH_DEL(set, e);
+    struct vt_msite *e, *t;
+    free(r->order);
+    HASH_ITER(hh, r->set, e, t) {
+        HASH_DEL(r->set, e);
         free(e);
     }
+}
+
+/* The n sites into series by their labels (name and kind, and with_class their class and device: sites
+ * named alike, native frames with no line, are one series), summing bytes (peak: their bytes at the
+ * peak) and count. 0, or -1 when out of memory (free r with vt_mseries_free either way). */
+static int vt_mseries_of(const struct vt_site *const *sites, size_t n, int with_class, int peak, struct vt_mseries *r)
+{
+    memset(r, 0, sizeof *r);
+    struct vt_msite *e, *t;
+    for (size_t i = 0; i < n; i++) {
+        const struct vt_site *s = sites[i];
+        char key[1200];
+        int len = with_class ? snprintf(key, sizeof key, "%s|%s|%s|%d", vt_msite_name(s), s->kind, vt_site_class(s), s->device)
+                             : snprintf(key, sizeof key, "%s|%s", vt_msite_name(s), s->kind);
+        if (len < 0 || (size_t)len >= sizeof key)
+            len = (int)strlen(key);
+        HASH_FIND(hh, r->set, key, (size_t)len, e);
+        if (!e) {
+            if (!(e = calloc(1, sizeof *e + (size_t)len + 1)))
+                return -1;
+            memcpy(e->key, key, (size_t)len);
+            e->first = s;
+            HASH_ADD(hh, r->set, key, (size_t)len, e);
+            r->n++;
+        }
+        e->bytes += peak ? s->peak_bytes : s->bytes;
+        e->count += s->count;
+    }
+    if (r->n && !(r->order = malloc(r->n * sizeof *r->order)))
+        return -1;
+    size_t k = 0;
+    HASH_ITER(hh, r->set, e, t) r->order[k++] = e;
+    if (k)
+        qsort(r->order, k, sizeof *r->order, vt_msite_cmp);
+    return 0;
+}
+
+static int vt_sites(FILE *f, const struct vt_model *m, int top)
+{
+    const struct vt_site **live = m->nsites ? malloc(m->nsites * sizeof *live) : NULL;
+    size_t n = 0;
+    if (m->nsites && !live)
+        return -1;
+    for (size_t i = 0; i < m->nsites; i++)
+        if (m->sites[i].role != VT_ROLE_CACHE && m->sites[i].bytes)
+            live[n++] = &m->sites[i];
+    struct vt_mseries r;
+    int oom = vt_mseries_of(live, n, 1, 0, &r) < 0;
+    free(live);
+    size_t shown = oom ? 0 : r.n < (size_t)top ? r.n : (size_t)top;
+    static const char *const names[] = {"vramtrace_site_live_bytes", "vramtrace_site_live_allocations"};
+    static const char *const helps[] = {
+        "Live bytes at one of the process's largest call sites (named as vramtrace report names it).",
+        "Live allocations (or an allocator's blocks) at one of the process's largest call sites."};
+    for (int w = 0; w < 2 && shown; w++) {
+        vt_family(f, names[w], "gauge", helps[w]);
+        for (size_t i = 0; i < shown; i++) {
+            const struct vt_site *s = r.order[i]->first;
+            vt_process_labels(f, names[w], &m->result);
+            if (s->device >= 0)
+                fprintf(f, ",device=\"%d\"", s->device);
+            vt_label(f, "site", vt_msite_name(s));
+            vt_label(f, "kind", s->kind);
+            vt_label(f, "class", vt_site_class(s));
+            fprintf(f, "} %llu\n", (unsigned long long)(w ? r.order[i]->count : r.order[i]->bytes));
+        }
+    }
+    vt_mseries_free(&r);
     return oom ? -1 : 0;
 }
 
@@ -189,47 +211,20 @@ static int vt_peaks(FILE *f, const struct vt_model *m, int top)
         if (n && !all)
             return -1;
         n = vt_model_peak_sites(m, v->device, all, n);
-        /* Sites named alike (native frames with no line) are one series, summed: the largest first. */
-        struct vt_msite *set = NULL, *e, *t;
-        int oom = 0, shown = 0;
-        for (size_t j = 0; j < n && !oom; j++) {
-            char key[1200];
-            int len = snprintf(key, sizeof key, "%s|%s", vt_msite_name(all[j]), all[j]->kind);
-            if (len < 0 || (size_t)len >= sizeof key)
-                len = (int)strlen(key);
-            HASH_FIND(hh, set, key, (size_t)len, e);
-            if (!e && (e = calloc(1, sizeof *e + (size_t)len + 1))) {
-                memcpy(e->key, key, (size_t)len);
-                e->first = all[j];
-                HASH_ADD(hh, set, key, (size_t)len, e);
-            }
-            oom = !e;
-            if (e)
-                e->bytes += all[j]->peak_bytes;
-        }
-        for (size_t j = 0; j < n && !oom && shown < top; j++) {
-            char key[1200];
-            int len = snprintf(key, sizeof key, "%s|%s", vt_msite_name(all[j]), all[j]->kind);
-            if (len < 0 || (size_t)len >= sizeof key)
-                len = (int)strlen(key);
-            HASH_FIND(hh, set, key, (size_t)len, e);
-            if (!e || e->first != all[j])
-                continue; /* summed into the series of the first site of its name */
+        struct vt_mseries r;
+        int oom = vt_mseries_of(all, n, 0, 1, &r) < 0;
+        free(all);
+        for (size_t j = 0; !oom && j < r.n && j < (size_t)top; j++) {
             if (!any++)
                 vt_family(f, "vramtrace_peak_site_bytes", "gauge",
                           "Bytes one of the largest call sites held when the device's reserved memory was at its peak.");
             vt_process_labels(f, "vramtrace_peak_site_bytes", &m->result);
             fprintf(f, ",device=\"%d\"", v->device);
-            vt_label(f, "site", vt_msite_name(all[j]));
-            vt_label(f, "kind", all[j]->kind);
-            fprintf(f, "} %llu\n", (unsigned long long)e->bytes);
-            shown++;
+            vt_label(f, "site", vt_msite_name(r.order[j]->first));
+            vt_label(f, "kind", r.order[j]->first->kind);
+            fprintf(f, "} %llu\n", (unsigned long long)r.order[j]->bytes);
         }
-        HASH_ITER(hh, set, e, t) {
-            HASH_DEL(set, e);
-            free(e);
-        }
-        free(all);
+        vt_mseries_free(&r);
         if (oom)
             return -1;
     }

@@ -53,26 +53,6 @@ int vt_usage_error(const char *verb, const char *fmt, ...)
     return VT_EXIT_USAGE;
 }
 
-static void vt_self_cost_figures(const struct vt_self_cost *v, const char *when);
-
-void vt_self_cost_text(const struct vt_self_cost *v, const char *when)
-{
-    if (!v->has)
-        return;
-    if (!v->samples && !v->outliers && v->calls) {
-        /* No call was timed (one in VT_SELF_EVERY is: a thread's first calls are not): the hooks' time is
-         * not known, and a share without it would read as the library costing nothing. */
-        printf("  %-13s hooks not measured (no call of the %llu%s was timed: one in %d is), its own threads %.3f s "
-               "of the process's %.3f s of CPU\n", "vramtrace", (unsigned long long)v->calls, when, VT_SELF_EVERY,
-               (double)v->threads_ns / 1e9, (double)v->process_ns / 1e9);
-    } else {
-        vt_self_cost_figures(v, when);
-    }
-    if (v->fake_driver)
-        printf("  %-13s (on the bundled fake CUDA driver, whose calls cost nothing: any share of the CPU looks large "
-               "here; on a GPU the driver's own calls take most of it)\n", "");
-}
-
 static void vt_self_cost_figures(const struct vt_self_cost *v, const char *when)
 {
     uint64_t ours = v->hook_ns + v->threads_ns;
@@ -93,6 +73,24 @@ static void vt_self_cost_figures(const struct vt_self_cost *v, const char *when)
     if (v->calls || v->has_parts || v->outliers)
         putchar(')');
     printf(", its own threads %.3f s\n", (double)v->threads_ns / 1e9);
+}
+
+void vt_self_cost_text(const struct vt_self_cost *v, const char *when)
+{
+    if (!v->has)
+        return;
+    if (!v->samples && !v->outliers && v->calls) {
+        /* No call was timed (one in VT_SELF_EVERY is: a thread's first calls are not): the hooks' time is
+         * not known, and a share without it would read as the library costing nothing. */
+        printf("  %-13s hooks not measured (no call of the %llu%s was timed: one in %d is), its own threads %.3f s "
+               "of the process's %.3f s of CPU\n", "vramtrace", (unsigned long long)v->calls, when, VT_SELF_EVERY,
+               (double)v->threads_ns / 1e9, (double)v->process_ns / 1e9);
+    } else {
+        vt_self_cost_figures(v, when);
+    }
+    if (v->fake_driver)
+        printf("  %-13s (on the bundled fake CUDA driver, whose calls cost nothing: any share of the CPU looks large "
+               "here; on a GPU the driver's own calls take most of it)\n", "");
 }
 
 void vt_self_cost_json(FILE *f, const struct vt_self_cost *v)

@@ -292,17 +292,18 @@ static void vt_peak_json(FILE *f, const struct vt_model *m, const struct vt_dev 
         return;
     }
     const struct vt_dumpfile *d = m->d;
+    size_t n = v->peak_sites ? vt_model_peak_sites(m, v->device, NULL, 0) : 0;
+    const struct vt_site **all = n ? malloc(n * sizeof *all) : NULL;
+    int listed = !n || all; /* out of memory: the list is left empty and said not whole */
+    n = all ? vt_model_peak_sites(m, v->device, all, n) : 0;
     fprintf(f, "{\"bytes\":%llu,\"time_since_start_ns\":", (unsigned long long)v->peak);
     if (v->peak_time_ns != VT_DF_UNKNOWN && v->peak_time_ns >= d->start_mono)
         fprintf(f, "%llu", (unsigned long long)(v->peak_time_ns - d->start_mono));
     else
         fputs("null", f);
     fprintf(f, ",\"sites_known\":%s,\"sites_whole\":%s,\"attributed\":%llu,\"sites\":[",
-            v->peak_sites ? "true" : "false", v->peak_sites && !m->peak_lost ? "true" : "false",
+            v->peak_sites ? "true" : "false", v->peak_sites && !m->peak_lost && listed ? "true" : "false",
             (unsigned long long)v->peak_attributed);
-    size_t n = v->peak_sites ? vt_model_peak_sites(m, v->device, NULL, 0) : 0;
-    const struct vt_site **all = n ? malloc(n * sizeof *all) : NULL;
-    n = all ? vt_model_peak_sites(m, v->device, all, n) : 0;
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",{" : "{", f);
         vt_site_json_head(f, all[i]);

@@ -34,19 +34,13 @@ static void vt_trend_text(const struct vt_trend *t, int full)
     char a[32];
     printf("trend of process %ld over %d dumps, %.1f s\n", dm[0].m.result.pid, n,
            (double)(dm[n - 1].m.result.uptime_ns - dm[0].m.result.uptime_ns) / 1e9);
-    /* The series' peak: the last dump's (a peak only rises within a process), and the dump that first saw it. */
+    /* The series' peak: the last dump's, and the dump that first saw it. */
     const struct vt_model *last = &dm[n - 1].m;
     for (int k = 0; k < last->ndev; k++) {
         const struct vt_dev *v = &last->dev[last->devidx[k]];
         if (v->device < 0 || !v->peak)
             continue;
-        int first = n - 1;
-        while (first > 0) {
-            const struct vt_dev *o = vt_model_dev(&dm[first - 1].m, v->device);
-            if (!o || o->peak != v->peak)
-                break;
-            first--;
-        }
+        int first = vt_trend_peak_since(t, v->device);
         vt_human(v->peak, a, sizeof a);
         printf("device %d: peak %s reserved, ", v->device, a);
         if (first == 0)

@@ -129,6 +129,19 @@ int vt_trend_compute(const struct vt_dumpmodel *dm, int n, struct vt_trend *t)
     return 0;
 }
 
+int vt_trend_peak_since(const struct vt_trend *t, int device)
+{
+    const struct vt_dev *v = vt_model_dev(&t->dm[t->n - 1].m, device);
+    int first = t->n - 1;
+    while (v && first > 0) {
+        const struct vt_dev *o = vt_model_dev(&t->dm[first - 1].m, device);
+        if (!o || o->peak != v->peak)
+            break;
+        first--;
+    }
+    return first;
+}
+
 void vt_trend_json(FILE *f, const struct vt_trend *t)
 {
     const struct vt_dumpmodel *dm = t->dm;

@@ -42,6 +42,9 @@ int vt_by_time(const void *a, const void *b);
 /* The trend of dm[0..n), n >= 2, in the order taken; -1 when out of memory. */
 int vt_trend_compute(const struct vt_dumpmodel *dm, int n, struct vt_trend *t);
 void vt_trend_free(struct vt_trend *t);
+/* The first of the series' dumps (0-based) that already had device's peak of the last dump (a peak only
+ * rises within a process): it was reached before that dump, after the one before it. */
+int vt_trend_peak_since(const struct vt_trend *t, int device);
 /* As JSON (docs/JSON.md, trend), into f. */
 void vt_trend_json(FILE *f, const struct vt_trend *t);
 

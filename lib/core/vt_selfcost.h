@@ -9,7 +9,6 @@
 #include "vt_clock.h"
 #include "vt_format.h"
 
-
 /* A timed call longer than VT_SELF_OUTLIER_US (vt_format.h) was not the hook's alone: its thread was
  * descheduled or interrupted meanwhile (a hook call takes about a microsecond). It is left out, and
  * counted. */

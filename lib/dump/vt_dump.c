@@ -161,8 +161,6 @@ static uint32_t vt_max_id(const char *text, const char *prefix)
     return max;
 }
 
-/* Stacks referenced by live entries (or a failed request), their frames' dladdr names, and their
- * Python stacks, numbered after the bridges' own. */
 /* Each device's peak of reserved memory and when it was; with the entries live now that were made by
  * then, what was freed since of the memory live at it, by site: what was live at the peak (vt_peak.h). */
 static void vt_write_peaks(struct vt_out *f, const struct vt_snapshot *s, const struct vt_ticks_scale *scale)
@@ -187,6 +185,8 @@ static void vt_write_peaks(struct vt_out *f, const struct vt_snapshot *s, const 
         vt_outf(f, VT_COUNTER_LINE(VT_CTR_PEAK_LOST), 1ull);
 }
 
+/* Stacks referenced by live entries (or a failed request, or memory live at a peak and freed since),
+ * their frames' dladdr names, and their Python stacks, numbered after the bridges' own. */
 static void vt_write_stacks(struct vt_out *f, const struct vt_snapshot *s, const char *bridge)
 {
     uint32_t count;
