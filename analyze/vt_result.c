@@ -29,6 +29,7 @@ static void vt_result_interp(const struct vt_dumpfile *d, struct vt_result_inter
     in->missed = vt_df_counter(d, VT_CTR_PY_MISSED);
     in->native = vt_df_counter(d, VT_CTR_PY_NATIVE);
     in->walked = vt_df_counter(d, VT_CTR_PY_WALKED);
+    in->unchecked = vt_df_counter(d, VT_CTR_PY_UNCHECKED);
     in->native_reused = vt_df_counter(d, VT_CTR_NATIVE_REUSED);
     in->frames = vt_df_counter(d, VT_CTR_PY_FRAMES);
     in->code_reads = vt_df_counter(d, VT_CTR_PY_CODE_READS);

@@ -32,6 +32,7 @@ struct vt_result_interp {
     int present;
     char version[32], capture[16]; /* capture: on, off or unsupported */
     uint64_t held, released, missed, native, walked, native_reused;
+    uint64_t unchecked; /* of walked: by the careful walk before the helper could check it */
     uint64_t frames, code_reads, lookups, state_read;
 };
 

@@ -151,6 +151,7 @@ static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(V
 #define VT_CTR_PY_MISSED "py_missed"
 #define VT_CTR_PY_NATIVE "py_native"
 #define VT_CTR_PY_WALKED "py_walked"
+#define VT_CTR_PY_UNCHECKED "py_unchecked"
 #define VT_CTR_PY_FRAMES "py_frames"
 #define VT_CTR_PY_CODE_READS "py_code_reads"
 #define VT_CTR_PY_LOOKUPS "py_lookups"

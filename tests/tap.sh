@@ -1,12 +1,15 @@
 # Sourced by the shell TAP tests (tests/t_*.sh): where things are (T the tests, B the build, V the
-# command, D the test dumps), a scratch folder W removed at the end, and check DESCRIPTION, which turns the
-# last command's status into a TAP line (and shows $W/out when it failed).
+# command, D the test dumps), a scratch folder W (the test's working folder, removed at the end), and
+# check DESCRIPTION, which turns the last command's status into a TAP line (and shows $W/out when it
+# failed).
 T=$(cd "$(dirname "$0")" && pwd)
 B=$(cd "$T/../build" && pwd)
 V=$B/vramtrace
 D=$T/data
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+# A program a test runs without VRAMTRACE_DIR writes its dumps where it stands: here, not in the clone.
+cd "$W" || exit 1
 n=0
 check() {
   st=$?

@@ -54,6 +54,15 @@ static int vt_in_flight(const struct vt_change *c)
            (uint64_t)c->delta_count <= (uint64_t)c->new->in_flight + c->new->young;
 }
 
+/* A site that shrank by no more entries than threads were running its statement at the older dump: a
+ * request's temporaries then, freed since. Their going is no sign that nothing leaks elsewhere: it is
+ * not set against the growth (vt_diff.old_flight). */
+static int vt_was_in_flight(const struct vt_change *c)
+{
+    return c->old && c->delta_count < 0 && c->delta_bytes < 0 &&
+           (uint64_t)-c->delta_count <= (uint64_t)c->old->in_flight + c->old->young;
+}
+
 static const char *vt_status(const struct vt_change *c)
 {
     return !c->old ? "new" : !c->new ? "vanished" : "changed";
@@ -166,6 +175,8 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
      * by the segments that grew most. */
     const struct vt_change *top = NULL, *seg_top = NULL;
     for (size_t i = 0; i < r->nc; i++) {
+        if (vt_any(&ch[i])->role == VT_ROLE_ALLOCATED && vt_was_in_flight(&ch[i]))
+            r->old_flight -= ch[i].delta_bytes;
         if (ch[i].delta_bytes <= 0)
             continue;
         if (vt_any(&ch[i])->role == VT_ROLE_ALLOCATED) {
@@ -190,11 +201,12 @@ int vt_diff_compute(const char *const paths[2], const struct vt_dumpfile d[2], i
     /* Cache only where an allocator keeps one (its segments, a pool's free memory): in a process with none,
      * reserved memory that grew while allocated did not (past what is in flight) is the requests' own. */
     int cached = vt_model_keeps_cache(&m[0]) || vt_model_keeps_cache(&m[1]);
-    r->verdict = r->alloc_total - r->flight - r->undecided > 0 ? "leak-suspect"
-                 : r->alloc_total - r->flight > 0              ? "undecided"
-                 : r->res_total > 0 && cached                  ? "cache-growth"
-                 : r->res_total < 0 || r->alloc_total < 0 ? "shrink"
-                                                          : "no-growth";
+    int64_t grown = r->alloc_total + r->old_flight - r->flight;
+    r->verdict = grown - r->undecided > 0                     ? "leak-suspect"
+                 : grown > 0                                  ? "undecided"
+                 : r->res_total > 0 && cached                 ? "cache-growth"
+                 : r->res_total < 0 || r->alloc_total < 0     ? "shrink"
+                                                              : "no-growth";
     if (d[0].pid == d[1].pid)
         r->self = vt_self_cost_between(&m[0].self, &m[1].self);
     return 0;
@@ -235,9 +247,10 @@ void vt_diff_json(FILE *f, const struct vt_diff *r)
                (unsigned long long)(c->new ? c->new->bytes : 0), (long long)c->delta_bytes, (long long)c->delta_count,
                vt_in_flight(c) ? "true" : "false");
     }
-    fprintf(f, "],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"undecided_delta\":%lld,"
-           "\"verdict\":\"%s\",\"suspect\":",
-           (long long)r->alloc_total, (long long)r->res_total, (long long)r->flight, (long long)r->undecided, r->verdict);
+    fprintf(f, "],\"allocated_delta\":%lld,\"reserved_delta\":%lld,\"in_flight_delta\":%lld,\"old_in_flight_freed\":%lld,"
+           "\"undecided_delta\":%lld,\"verdict\":\"%s\",\"suspect\":",
+           (long long)r->alloc_total, (long long)r->res_total, (long long)r->flight, (long long)r->old_flight,
+           (long long)r->undecided, r->verdict);
     if (vt_diff_suspect(r))
         fprintf(f, "%td", vt_diff_suspect(r) - r->ch);
     else
@@ -325,6 +338,12 @@ static void vt_diff_verdict_detail(const struct vt_diff *r)
     if (r->flight > 0) {
         vt_human_delta(r->flight, a, sizeof a);
         printf("; %s allocated by statements still running at the newer dump (in flight), not counted", a);
+    }
+    if (r->old_flight > 0 && strcmp(r->verdict, "shrink") && strcmp(r->verdict, "no-growth")) {
+        vt_human(r->old_flight, a, sizeof a);
+        printf("; %s that statements running at the older dump held then (in flight) and freed since, not set "
+               "against the growth",
+               a);
     }
     if (r->any_cached_unknown && !strcmp(r->verdict, "leak-suspect"))
         printf(" (no caching allocator's view in these dumps: plain allocations count as allocated)");

@@ -137,6 +137,10 @@ static void vt_call_sites_text(const struct vt_result_interp *in)
                "it; %llu read by the allocating thread itself, the others through the interpreter)",
                (unsigned long long)(held + rel), (unsigned long long)held, (unsigned long long)rel,
                (unsigned long long)walked);
+    if (in->unchecked)
+        printf(", %llu of them read carefully before the walk was checked (before vramtrace's helper could take "
+               "the GIL to check it, or VRAMTRACE_PY_WAIT=0)",
+               (unsigned long long)in->unchecked);
     uint64_t reused = in->native_reused;
     if (reused)
         printf(", %llu with the native frames of an earlier one (same Python stack and caller)",
@@ -576,7 +580,8 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
             uint64_t v;
         } counts[] = {{&VT_CTR_PY_HELD[3], in->held},     {&VT_CTR_PY_RELEASED[3], in->released},
                       {&VT_CTR_PY_MISSED[3], in->missed}, {&VT_CTR_PY_NATIVE[3], in->native},
-                      {&VT_CTR_PY_WALKED[3], in->walked}, {VT_CTR_NATIVE_REUSED, in->native_reused},
+                      {&VT_CTR_PY_WALKED[3], in->walked}, {&VT_CTR_PY_UNCHECKED[3], in->unchecked},
+                      {VT_CTR_NATIVE_REUSED, in->native_reused},
                       {&VT_CTR_PY_FRAMES[3], in->frames}, {&VT_CTR_PY_CODE_READS[3], in->code_reads},
                       {&VT_CTR_PY_LOOKUPS[3], in->lookups}, {&VT_CTR_PY_STATE_READ[3], in->state_read}};
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)

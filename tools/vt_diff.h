@@ -34,6 +34,7 @@ struct vt_diff {
     const struct vt_change *top; /* the leak suspect's site, or NULL */
     int by_segments;             /* top is a segment site: no allocated site grew */
     int64_t flight;              /* allocated growth in flight at the newer dump */
+    int64_t old_flight;          /* allocated memory in flight at the older dump, freed since (>= 0) */
     int64_t undecided;           /* allocated growth no more than live threads' last requests hold */
     const struct vt_change *undecided_top; /* its largest site */
     int64_t unstacked;           /* growth in blocks with no stack, when a site with one leads */

@@ -73,6 +73,7 @@ enum vt_tally {
 struct vt_tally_line {
     uint64_t v[8];
 } __attribute__((aligned(64)));
+_Static_assert(VT_TALLIES <= 8, "the tallies fill one line of a stripe: a rare count belongs elsewhere");
 _Static_assert(VT_TALLIES <= 8, "the tallies fill one line");
 extern struct vt_tally_line vt_tally_lines[VT_STRIPES];
 

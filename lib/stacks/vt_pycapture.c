@@ -12,8 +12,9 @@
  * VRAMTRACE_PY_WALK=0 (said once), frames go the API's way: a thread holding the GIL reads its own; a
  * thread that released it asks our helper thread, which takes the GIL on its behalf, and waits at
  * most VRAMTRACE_PY_WAIT for the answer. A helper that missed that time is marked stalled, and nobody
- * waits for it again until it has had the GIL. Threads with no Python thread state (native threads)
- * keep native stacks only. */
+ * waits for it again until it has had the GIL; meanwhile, while the walk is unchecked, a careful walk
+ * (one that cannot crash) reads the frames, and the helper checks the walk against another thread at its
+ * next turn with the GIL. Threads with no Python thread state (native threads) keep native stacks only. */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -49,6 +50,7 @@ static pthread_cond_t vt_ph_done; /* on the monotonic clock: set up by vt_pycapt
 static struct vt_pyjob *vt_ph_queue;
 static int vt_ph_started; /* 1 running, -1 could not be started */
 static int vt_ph_stalled;
+static int vt_ph_check; /* the walk is to be checked at the helper's next turn (vt_ph_want_check) */
 static int vt_ph_pending;  /* jobs are queued: polled without the lock */
 static int vt_ph_sleeping; /* the helper waits for vt_ph_work, not polling */
 static void *vt_ph_ts; /* the helper's own thread state, kept between turns */
@@ -57,6 +59,8 @@ static pthread_once_t vt_pc_once = PTHREAD_ONCE_INIT;
 /* Counted at every allocation of every thread: striped (vt_stripe.h). */
 #define VT_PC_COUNT(c) vt_tally_add(c, 1)
 static __thread int vt_pc_busy __attribute__((tls_model("initial-exec")));
+/* Stacks read by the careful walk before the walk was checked (vt_pc_released): rare, so not striped. */
+static uint64_t vt_pc_unchecked;
 
 static void vt_pycapture_init(void)
 {
@@ -106,15 +110,38 @@ static __attribute__((noinline, cold)) uint32_t vt_pc_read_held(void *ts)
     if (__atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) != 0)
         return vt_pystack_read(ts);
     uint32_t id;
-    const char *why = vt_pystack_check(ts, &id);
+    int compared;
+    const char *why = vt_pystack_check(ts, &id, &compared);
     if (why) {
         vt_pc_walk_off(why);
         return vt_pystack_read(ts);
     }
     int unchecked = 0;
-    __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    if (compared) /* a thread with no frames checks nothing */
+        __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     VT_PC_COUNT(VT_TALLY_PY_WALKED);
     return id;
+}
+
+/* With the GIL held, by the helper, while the walk is unchecked and no allocation asked for a check: the
+ * walk checked against another thread's frames (none of them runs Python meanwhile), the first that has
+ * any. */
+static void vt_pc_check_any(void)
+{
+    void *ts[64];
+    int n = vt_py_thread_states(ts, 64);
+    for (int i = 0; i < n && __atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) == 0; i++) {
+        if (ts[i] == vt_ph_ts)
+            continue;
+        uint32_t id;
+        int compared;
+        const char *why = vt_pystack_check(ts[i], &id, &compared);
+        int unchecked = 0;
+        if (why)
+            vt_pc_walk_off(why);
+        else if (compared)
+            __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
 }
 
 /* Allocations come in bursts (a forward pass), and waking a sleeping thread costs tens of µs: both
@@ -153,12 +180,12 @@ static void *vt_ph_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&vt_ph_mu);
     for (;;) {
-        if (!vt_ph_queue) {
+        if (!vt_ph_queue && !vt_ph_check) {
             pthread_mutex_unlock(&vt_ph_mu);
             vt_spin_until(&vt_ph_pending);
             pthread_mutex_lock(&vt_ph_mu);
         }
-        while (!vt_ph_queue) {
+        while (!vt_ph_queue && !vt_ph_check) {
             vt_ph_sleeping = 1;
             pthread_cond_wait(&vt_ph_work, &vt_ph_mu);
             vt_ph_sleeping = 0;
@@ -182,7 +209,11 @@ static void *vt_ph_main(void *arg)
             __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
             pthread_cond_broadcast(&vt_ph_done);
         }
+        int check = vt_ph_check;
+        vt_ph_check = 0;
         pthread_mutex_unlock(&vt_ph_mu);
+        if (running && check && __atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) == 0)
+            vt_pc_check_any();
         if (running)
             vt_py_detach(&vt_ph_ts);
         pthread_mutex_lock(&vt_ph_mu);
@@ -190,22 +221,42 @@ static void *vt_ph_main(void *arg)
     return NULL;
 }
 
-static __attribute__((noinline, cold)) uint32_t vt_pc_ask_helper(void *ts)
+/* Under vt_ph_mu: the helper started, the first time. */
+static void vt_ph_start_locked(void)
+{
+    if (vt_ph_started)
+        return;
+    int err = vt_thread_start(vt_ph_main, NULL, "vramtrace-py");
+    vt_ph_started = err ? -1 : 1;
+    if (err)
+        vt_say_once(VT_ONCE_PYTHON, "cannot start the Python frames thread: %s; threads that released the "
+                    "GIL keep native call sites", strerror(err));
+}
+
+/* The helper asked to check the walk at its next turn with the GIL (vt_pc_check_any); nobody waits. */
+static void vt_ph_want_check(void)
+{
+    pthread_mutex_lock(&vt_ph_mu);
+    vt_ph_start_locked();
+    if (vt_ph_started > 0 && !vt_ph_check) {
+        vt_ph_check = 1;
+        __atomic_store_n(&vt_ph_pending, 1, __ATOMIC_RELEASE);
+        if (vt_ph_sleeping)
+            pthread_cond_signal(&vt_ph_work);
+    }
+    pthread_mutex_unlock(&vt_ph_mu);
+}
+
+/* 0 with the stack's id in *id (0: none), or -1 when the helper could not answer in time. */
+static __attribute__((noinline, cold)) int vt_pc_ask_helper(void *ts, uint32_t *id)
 {
     struct vt_pyjob j = {.ts = ts, .state = VT_JOB_QUEUED};
     struct timespec until = vt_deadline(vt_cfg.py_wait / 1e3);
     pthread_mutex_lock(&vt_ph_mu);
-    if (!vt_ph_started) {
-        int err = vt_thread_start(vt_ph_main, NULL, "vramtrace-py");
-        vt_ph_started = err ? -1 : 1;
-        if (err)
-            vt_say_once(VT_ONCE_PYTHON, "cannot start the Python frames thread: %s; threads that released the "
-                        "GIL keep native call sites", strerror(err));
-    }
+    vt_ph_start_locked();
     if (vt_ph_started < 0 || vt_ph_stalled) {
         pthread_mutex_unlock(&vt_ph_mu);
-        VT_PC_COUNT(VT_TALLY_PY_MISSED);
-        return 0;
+        return -1;
     }
     j.next = vt_ph_queue;
     vt_ph_queue = &j;
@@ -228,13 +279,37 @@ static __attribute__((noinline, cold)) uint32_t vt_pc_ask_helper(void *ts)
             __atomic_store_n(&vt_ph_pending, vt_ph_queue != NULL, __ATOMIC_RELAXED);
             vt_ph_stalled = 1;
             pthread_mutex_unlock(&vt_ph_mu);
-            VT_PC_COUNT(VT_TALLY_PY_MISSED);
-            return 0;
+            return -1;
         }
     }
     pthread_mutex_unlock(&vt_ph_mu);
-    VT_PC_COUNT(VT_TALLY_PY_RELEASED);
-    return j.result;
+    *id = j.result;
+    return 0;
+}
+
+/* A thread that released the GIL, where the walk is not in use yet (or not at all): the helper reads its
+ * frames with the GIL, checking the walk. Where it cannot in time (a loaded machine, a busy GIL), and the
+ * walk is still unchecked, the careful walk reads them: every read through the kernel, every pointer's
+ * type checked, so a layout that does not fit ends it and nothing can crash. Without it the first blocks
+ * of a program whose threads all release the GIL (torch's operators do) kept no line until the helper
+ * got the GIL. What it read is counted apart (py_unchecked): if the check fails later, those lines are
+ * the ones in doubt. */
+static __attribute__((noinline, cold)) uint32_t vt_pc_released(void *ts)
+{
+    uint32_t id = 0;
+    if (vt_cfg.py_wait > 0 && vt_pc_ask_helper(ts, &id) == 0) {
+        VT_PC_COUNT(VT_TALLY_PY_RELEASED);
+        return id;
+    }
+    if (__atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) == 0 && (id = vt_pystack_walk_careful(ts))) {
+        vt_ph_want_check();
+        VT_PC_COUNT(VT_TALLY_PY_RELEASED);
+        VT_PC_COUNT(VT_TALLY_PY_WALKED);
+        __atomic_add_fetch(&vt_pc_unchecked, 1, __ATOMIC_RELAXED);
+        return id;
+    }
+    VT_PC_COUNT(VT_TALLY_PY_MISSED);
+    return 0;
 }
 
 VT_HOT void vt_pycapture_prefetch(void)
@@ -272,10 +347,8 @@ VT_HOT uint32_t vt_pycapture(void)
     } else if (holds) {
         id = vt_pc_read_held(ts);
         VT_PC_COUNT(VT_TALLY_PY_HELD);
-    } else if (vt_cfg.py_wait > 0) {
-        id = vt_pc_ask_helper(ts);
     } else {
-        VT_PC_COUNT(VT_TALLY_PY_MISSED);
+        id = vt_pc_released(ts);
     }
     vt_pc_busy = 0;
     return id;
@@ -303,6 +376,7 @@ void vt_pycapture_write(struct vt_out *f)
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         vt_outf(f, VT_REC_FMT(COUNTER), counters[i].name,
                 (unsigned long long)vt_tally_sum(counters[i].v));
+    vt_outf(f, VT_COUNTER_LINE(VT_CTR_PY_UNCHECKED), (unsigned long long)__atomic_load_n(&vt_pc_unchecked, __ATOMIC_RELAXED));
     uint64_t frames, code_reads, lookups;
     vt_pystack_counters(&frames, &code_reads, &lookups);
     vt_outf(f,
@@ -323,6 +397,7 @@ static void vt_pycapture_atfork_child(void)
     vt_ph_queue = NULL;
     vt_ph_started = 0;
     vt_ph_stalled = 0;
+    vt_ph_check = 0;
     vt_ph_pending = 0;
     vt_ph_sleeping = 0;
     vt_ph_ts = NULL;
@@ -331,6 +406,7 @@ static void vt_pycapture_atfork_child(void)
     vt_tally_clear(VT_TALLY_PY_MISSED);
     vt_tally_clear(VT_TALLY_PY_NATIVE);
     vt_tally_clear(VT_TALLY_PY_WALKED);
+    vt_pc_unchecked = 0;
     vt_pc_busy = 0;
     vt_py_atfork_child();
 }

@@ -382,11 +382,25 @@ VT_HOT uint32_t vt_pystack_walk(void *tstate, int *failed)
     return VT_LIKELY(id) ? id : vt_walk_add(key, n, h, 0);
 }
 
-const char *vt_pystack_check(void *tstate, uint32_t *id)
+uint32_t vt_pystack_walk_careful(void *tstate)
+{
+    uintptr_t key[2 * VT_PY_DEPTH_MAX];
+    uint64_t h = 0;
+    if (!vt_pywalk_can_check())
+        return 0;
+    int n = vt_pywalk(vt_hotdata.layout, &vt_types, tstate, key, vt_cfg.py_depth, &h, 1, NULL);
+    if (n <= 0)
+        return 0;
+    uint32_t id = vt_pys_find(key, n, h);
+    return id ? id : vt_walk_add(key, n, h, 1);
+}
+
+const char *vt_pystack_check(void *tstate, uint32_t *id, int *compared)
 {
     uintptr_t walked[2 * VT_PY_DEPTH_MAX], api[2 * VT_PY_DEPTH_MAX];
     uint64_t h = 0;
     *id = 0;
+    *compared = 0;
     /* Not trusted yet: every read of this walk goes through the kernel, which cannot crash. */
     if (!vt_pywalk_can_check())
         return "no pipe could be opened, through which vramtrace checks its frame walk safely";
@@ -405,6 +419,7 @@ const char *vt_pystack_check(void *tstate, uint32_t *id)
         if ((uintptr_t)(line > 0 ? line : 0) != api[2 * i + 1])
             return "the lines vramtrace reads are not the ones the interpreter reports";
     }
+    *compared = n;
     if (n > 0 && !(*id = vt_pys_find(walked, n, h)))
         *id = vt_walk_add(walked, n, h, 1);
     /* Trusted from now on: with the GIL held here, the code watcher that lets walks remember code

@@ -19,11 +19,16 @@ const char *vt_pystack_walk_setup(void);
 /* On tstate's own thread, with or without the GIL, once vt_pystack_walk_setup said yes: the stack as
  * above, read by the walk; *failed is set when the interpreter's memory was not as the walk expects. */
 uint32_t vt_pystack_walk(void *tstate, int *failed);
+/* On tstate's own thread, with or without the GIL, before the walk is checked: the walk, careful (every
+ * read through the kernel, every pointer's type checked: a layout that does not fit this interpreter ends
+ * it, nothing can crash); 0 when it read no frames or did not end well. */
+uint32_t vt_pystack_walk_careful(void *tstate);
 /* What the calling thread's next walk and look-up will read, asked for ahead (vt_tcache_prefetch). */
 void vt_pystack_prefetch(void);
 /* With the GIL held: reads tstate's frames both ways; NULL when they are the same frames and lines
- * (its id then in *id), else how they differ. */
-const char *vt_pystack_check(void *tstate, uint32_t *id);
+ * (its id then in *id, and how many frames were compared in *compared: none is no check), else how
+ * they differ. */
+const char *vt_pystack_check(void *tstate, uint32_t *id, int *compared);
 
 /* Writes the pyframe and pystack records of the Python stacks whose ids are marked in used[1..count]
  * (count: vt_pystack_count() when used was made). Ids in the dump are ours plus frame_base and

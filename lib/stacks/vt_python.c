@@ -42,6 +42,8 @@ static struct {
     void *(*ts_this)(void);
     void *(*ts_interp)(void *);
     void *(*interp_main)(void);
+    void *(*thread_head)(void *);
+    void *(*thread_next)(void *);
     vt_pyobject *(*ts_frame)(void *);
     vt_pyobject *(*frame_back)(vt_pyobject *);
     vt_pyobject *(*frame_code)(vt_pyobject *);
@@ -101,6 +103,8 @@ static void vt_py_resolve(void)
         {(void **)&vt_py.ts_this, "PyGILState_GetThisThreadState", NULL, VT_PY_FRAMES},
         {(void **)&vt_py.ts_interp, "PyThreadState_GetInterpreter", NULL, VT_PY_FRAMES},
         {(void **)&vt_py.interp_main, "PyInterpreterState_Main", NULL, VT_PY_FRAMES},
+        {(void **)&vt_py.thread_head, "PyInterpreterState_ThreadHead", NULL, VT_PY_OPTIONAL},
+        {(void **)&vt_py.thread_next, "PyThreadState_Next", NULL, VT_PY_OPTIONAL},
         {(void **)&vt_py.ts_frame, "PyThreadState_GetFrame", NULL, VT_PY_FRAMES},
         {(void **)&vt_py.frame_back, "PyFrame_GetBack", NULL, VT_PY_FRAMES},
         {(void **)&vt_py.frame_code, "PyFrame_GetCode", NULL, VT_PY_FRAMES},
@@ -506,6 +510,16 @@ int vt_py_code_names(uintptr_t code, char **file, char **func)
 void vt_py_keep(uintptr_t code)
 {
     vt_py.incref((vt_pyobject *)code);
+}
+
+int vt_py_thread_states(void **out, int max)
+{
+    if (!vt_py.thread_head || !vt_py.thread_next)
+        return 0;
+    int n = 0;
+    for (void *t = vt_py.thread_head(vt_py.interp_main()); t && n < max; t = vt_py.thread_next(t))
+        out[n++] = t;
+    return n;
 }
 
 void vt_py_attach(void **ts)

@@ -58,6 +58,8 @@ int vt_py_frames(void *tstate, uintptr_t *out, int max);
 int vt_py_code_names(uintptr_t code, char **file, char **func);
 /* With the GIL held: one more reference to code, never given back (see vt_pystack.c). */
 void vt_py_keep(uintptr_t code);
+/* With the GIL held: the thread states of the main interpreter, at most max into out; how many. */
+int vt_py_thread_states(void **out, int max);
 /* Takes the GIL with the thread state kept in *ts (made the first time), and gives it back. */
 void vt_py_attach(void **ts);
 void vt_py_detach(void **ts);

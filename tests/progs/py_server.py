@@ -7,7 +7,10 @@
 # With "held": no queue; a dump, then each worker serves one request and waits holding its output (in
 # its own frame, past serve()), a second dump, and the workers end: what two dumps cannot tell from a
 # leak's beginning, every time.
-#   py_server.py ok|leak|held [DUMPS]
+# With "early": a thread holds a request's activations (4 MiB) at the first dump, still inside the
+# statement, then frees them and keeps eight outputs (2 MiB), a leak smaller than what was in flight; a
+# second dump once it has ended.
+#   py_server.py ok|leak|held|early [DUMPS]
 import queue
 import random
 import sys
@@ -66,6 +69,26 @@ if mode == "held":
     done.set()
     for h in holders:
         h.join()
+    sys.exit(0)
+
+if mode == "early":
+    inside, go = threading.Event(), threading.Event()
+
+    def early():
+        act = device_alloc(4 << 20)  # in flight at the first dump
+        inside.set()
+        go.wait()
+        del act
+        for _ in range(8):
+            kept.append(device_alloc(256 << 10))  # LEAK
+
+    t = threading.Thread(target=early)
+    t.start()
+    inside.wait()
+    print("dump", 1, dump(), flush=True)
+    go.set()
+    t.join()
+    print("dump", 2, dump(), flush=True)
     sys.exit(0)
 
 workers = [threading.Thread(target=worker) for _ in range(4)]
