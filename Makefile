@@ -24,6 +24,8 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fno-omit-frame-pointer $
 # own RUNPATH, not through that of the library or program that loaded it.
 CARRIED := libunwind.so.8 liblzma.so.5 libdw.so.1 libelf.so.1 libz.so.1 libbz2.so.1.0
 CARRIED_RUNPATH := libunwind.so.8 libdw.so.1 libelf.so.1
+# The symbolizer built on its own for the library's metrics file (below), named where the library finds it.
+SYMS_SO := $(shell sed -n 's/^\#define VT_SYMBOLIZER_SO "\(.*\)"$$/\1/p' analyze/vt_model.h)
 
 SHARED_SRC := $(wildcard common/*.c)
 SHARED_OBJ := $(SHARED_SRC:%.c=$(BUILD)/%.o)
@@ -58,7 +60,7 @@ FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/l
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
 .PHONY: all deps check-deps test gpu-test demo bench fuzz clean install uninstall floors
-all: check-deps $(BUILD)/floors.ok $(BUILD)/libvramtrace.so $(BUILD)/vramtrace $(addprefix $(BUILD)/,$(CARRIED)) $(FAKE)
+all: check-deps $(BUILD)/floors.ok $(BUILD)/libvramtrace.so $(BUILD)/$(SYMS_SO) $(BUILD)/vramtrace $(addprefix $(BUILD)/,$(CARRIED)) $(FAKE)
 
 # Debian packages this build needs: header -> package.
 DEPS := /usr/include/x86_64-linux-gnu/libunwind.h:libunwind-dev /usr/include/uthash.h:uthash-dev /usr/bin/clang:clang \
@@ -169,6 +171,18 @@ $(BUILD)/libvramtrace.so: $(LIB_OBJ) $(LIB_CXX_OBJ) lib/vramtrace.map
 # The command finds its carried libdw and zlib the same way, also from an install's bin/.
 $(BUILD)/vramtrace: $(TOOL_OBJ) $(READER_OBJ) $(SHARED_OBJ)
 	$(CC) -o $@ $^ -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib/vramtrace' -ldw -lelf -lz -lstdc++
+
+# The command's symbolizer (tools/vt_symbols.c, libdw) on its own as well, for the library's metrics
+# file: the library loads it from beside itself on its dumper thread, and only when it keeps a metrics file
+# (lib/roof/vt_metrics_file.c), so that the file names a site by its line as the command's routes do, while
+# a process with no metrics file never loads libdw. Only the symbolizer's three functions leave it.
+SYMS_SRC := tools/vt_symbols.c common/vt_text.c
+$(BUILD)/syms/%.o: %.c $(HDRS) $(wildcard tools/*.h) | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+$(BUILD)/$(SYMS_SO): $(SYMS_SRC:%.c=$(BUILD)/syms/%.o) tools/vt_symbols.map $(addprefix $(BUILD)/,$(CARRIED))
+	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,-soname,$(SYMS_SO) -Wl,-rpath,'$$ORIGIN' -Wl,-z,nodelete \
+	  -Wl,--version-script=tools/vt_symbols.map -Wl,--no-undefined -L$(BUILD) -ldw -lelf -lz -lstdc++
 
 $(addprefix $(BUILD)/,$(CARRIED)): | check-deps
 	@mkdir -p $(dir $@)
@@ -340,7 +354,7 @@ clean:
 # for other programs; the command finds it there, and so does LD_PRELOAD=PREFIX/lib/vramtrace/...);
 # the public header; pkg-config's file. make uninstall removes exactly these.
 PREFIX ?= /usr/local
-INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so $(addprefix lib/vramtrace/,$(CARRIED)) \
+INSTALLED := bin/vramtrace lib/vramtrace/libvramtrace.so lib/vramtrace/$(SYMS_SO) $(addprefix lib/vramtrace/,$(CARRIED)) \
              include/vramtrace.h lib/pkgconfig/vramtrace.pc \
              share/man/man1/vramtrace.1 share/man/man3/vramtrace.3 share/bash-completion/completions/vramtrace \
              share/doc/vramtrace/JSON.md share/doc/vramtrace/FORMAT.md share/doc/vramtrace/vramtrace-alerts.yml
@@ -360,7 +374,7 @@ install: all $(BUILD)/vramtrace.1 $(BUILD)/vramtrace.bash
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 644 $(BUILD)/vramtrace.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/vramtrace
 	install -m 755 $(BUILD)/vramtrace $(DESTDIR)$(PREFIX)/bin/vramtrace
-	install -m 755 $(BUILD)/libvramtrace.so $(addprefix $(BUILD)/,$(CARRIED)) $(DESTDIR)$(PREFIX)/lib/vramtrace/
+	install -m 755 $(BUILD)/libvramtrace.so $(BUILD)/$(SYMS_SO) $(addprefix $(BUILD)/,$(CARRIED)) $(DESTDIR)$(PREFIX)/lib/vramtrace/
 	install -m 644 include/vramtrace.h $(DESTDIR)$(PREFIX)/include/vramtrace.h
 	install -d $(DESTDIR)$(PREFIX)/share/doc/vramtrace
 	install -m 644 docs/JSON.md docs/FORMAT.md examples/prometheus/vramtrace-alerts.yml $(DESTDIR)$(PREFIX)/share/doc/vramtrace/

@@ -25,8 +25,9 @@ int vt_metrics_claim(struct vt_metrics_out *o, const char *file, char *why, size
  * own (FILE.XXXXXX.tmp, O_EXCL, mode 0644) and renamed into place, so a scrape never reads half of it. 0,
  * or -1 with why ("out of memory", or "cannot write FILE: ..."). `vramtrace metrics` and the library's
  * metrics file (lib/roof/vt_metrics_file.c) both write through it. */
-/* flags: vt_model_build's. The command names native frames by file and line, as report --prometheus does
- * (0); the library has no symbolizer inside the program (VT_MODEL_NO_SYMBOLS: the names dladdr gave). */
+/* flags: vt_model_build's. Native frames are named by file and line, as report --prometheus does (0),
+ * by the command and by the library where it could load the symbolizer (lib/roof/vt_metrics_file.c);
+ * else the names dladdr gave (VT_MODEL_NO_SYMBOLS). */
 int vt_metrics_put(const struct vt_dumpfile *d, struct vt_metrics_out *o, int top, int flags, char *why, size_t len);
 /* Removes the file, if it is still the one o put there last: never one that someone else put in its place. */
 void vt_metrics_release(struct vt_metrics_out *o);

@@ -138,7 +138,11 @@ struct vt_model {
 
 /* What the model asks for a PC's frames, innermost inlined call first, each "function (file:line)",
  * joined by '\n' (NULL: not known). The command gives it libdw's (tools/vt_symbols.c) once at its start;
- * inside the library none is given, and frames keep the names the dump carries. */
+ * the library's metrics file the same, built on its own as VT_SYMBOLIZER_SO beside the library and found
+ * there by the name VT_SYMBOLIZER_OPS, where it can be loaded; else frames keep the names the dump
+ * carries. */
+#define VT_SYMBOLIZER_SO "libvramtrace-symbols.so"
+#define VT_SYMBOLIZER_OPS "vt_libdw_symbolizer"
 struct vt_symbolizer_ops {
     struct vt_symbolizer *(*open)(const struct vt_dumpfile *d); /* NULL when nothing could be opened */
     const char *(*frames)(struct vt_symbolizer *s, uint64_t pc); /* valid until close */

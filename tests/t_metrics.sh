@@ -3,13 +3,14 @@
 # format that `promtool check metrics` (Debian's prometheus; make test installs it) accepts, equal to
 # the report's own; VRAMTRACE_METRICS (`vramtrace run --metrics FILE`) has the library keep FILE up to
 # date inside a live program on the fake driver and remove it when the program ends; `vramtrace
-# metrics PID` does it from outside; bad uses fail plainly.
+# metrics PID` does it from outside; the library's file names native frames by their lines, as the command
+# does, through the symbolizer beside the library (never one that others may write); bad uses fail plainly.
 . "$(dirname "$0")/tap.sh"
 export LD_LIBRARY_PATH=$B/fake
 value() { # value FILE METRIC: the value of the metric's first series
   sed -n "s/^$2{[^}]*} //p" "$1" | head -1
 }
-echo "1..19"
+echo "1..21"
 
 command -v promtool > /dev/null
 check "promtool is installed (prometheus)"
@@ -164,3 +165,33 @@ kill $pk; wait $pk 2> /dev/null; wait $m
 st=$?
 [ $had = 0 ] && [ $st = 0 ] && [ ! -e "$W/gone.prom" ] && [ -z "$(ls "$W" | grep 'gone\.prom\.')" ]
 check "metrics PID keeps the file while the process lives, and removes it (and only it) when it ends"
+
+# The library's file names native frames by their lines through the symbolizer beside it; a library with
+# no symbolizer beside it, or one that others may write, says so once and keeps the dump's names.
+# libfile NAME LIBDIR: cuda_leak's metrics file with the library of LIBDIR, its label for the leaking line.
+libfile() {
+  mkdir -p "$W/$1"
+  env VRAMTRACE_DIR="$W/$1" VRAMTRACE_METRICS="$W/$1/m.prom" VRAMTRACE_METRICS_INTERVAL=1 LD_PRELOAD="$2/libvramtrace.so" \
+    "$B/tests/cuda_leak" 300 > /dev/null 2> "$W/$1/err" &
+  lp=$!
+  for i in $(seq 100); do grep -q "^vramtrace_site_live_bytes.*remember_request" "$W/$1/m.prom" 2> /dev/null && break; sleep 0.1; done
+  sed -n 's/^vramtrace_site_live_bytes{.*site="\(remember_request[^"]*\)".*/\1/p' "$W/$1/m.prom" | head -1 > "$W/$1/label"
+  wait $lp
+}
+libfile sym "$B"
+cat "$W/sym/label" "$W/sym/err" > "$W/out"
+[ "$(cat "$W/sym/label")" = "remember_request_for_debugging (cuda_leak.cu:19)" ] && ! grep -q "by symbol" "$W/sym/err"
+check "the library's own file names the leaking line by file and line (its symbolizer loaded beside it)"
+
+mkdir "$W/nosym" "$W/opensym"
+cp "$B/libvramtrace.so" "$B/libunwind.so.8" "$B/liblzma.so.5" "$W/nosym/"
+cp "$B/libvramtrace.so" "$B/libunwind.so.8" "$B/liblzma.so.5" "$B"/libvramtrace-symbols.so "$W/opensym/"
+chmod 666 "$W/opensym/libvramtrace-symbols.so"
+libfile nosym "$W/nosym"
+libfile opensym "$W/opensym"
+cat "$W/nosym/label" "$W/nosym/err" "$W/opensym/label" "$W/opensym/err" > "$W/out"
+grep -q "^remember_request_for_debugging+0x[0-9a-f]*$" "$W/nosym/label" &&
+  [ "$(grep -c "the metrics file names native frames by symbol, not by line (.*libvramtrace-symbols.so: No such file or directory)" "$W/nosym/err")" = 1 ] &&
+  grep -q "^remember_request_for_debugging+0x[0-9a-f]*$" "$W/opensym/label" &&
+  [ "$(grep -c "by symbol, not by line (.*libvramtrace-symbols.so is not a file that only root or this user may write)" "$W/opensym/err")" = 1 ]
+check "no symbolizer beside the library, or one anyone may write: said once, never loaded, the dump's names kept"

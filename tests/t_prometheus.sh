@@ -63,7 +63,7 @@ PY
   sleep 0.5
 done
 { cat "$W/q.txt"; tail -5 "$W/prom.log"; tail -5 "$W/ne.log"; ls "$W/tf"; } > "$W/out"
-grep -q "^remember_request_for_debugging+0x[0-9a-f]* \[" "$W/q.txt"
+grep -q "^remember_request_for_debugging (cuda_leak.cu:19) \[" "$W/q.txt"
 check "node_exporter reads the library's file; a PromQL query gives the leaking line's bytes"
 
 # The alert: firing for the leaking line (the cache's line holds 4 MiB and does not grow).
@@ -90,8 +90,8 @@ sys.exit(0 if any(a["labels"]["alertname"] == "VramtraceDeviceAllocatedGrowing" 
 PY
 check "and VramtraceDeviceAllocatedGrowing for its device (pending or firing)"
 
-# One label for one site on the command's routes: report --prometheus of a dump taken now, and vramtrace
-# metrics (the library's own file names native frames without their lines: README, Prometheus).
+# One label for one site on every route: the library's own file, report --prometheus of a dump taken now,
+# and vramtrace metrics.
 prog=$(echo "$pids" | awk '{print $1}')
 dump=$("$V" dump "$prog" 2> "$W/out")
 "$V" report --prometheus "$dump" > "$W/rep.prom" 2>> "$W/out"
@@ -99,9 +99,9 @@ dump=$("$V" dump "$prog" 2> "$W/out")
 cmdm=$!
 pids="$pids $cmdm"
 for i in $(seq 50); do [ -s "$W/cmd.prom" ] && break; sleep 0.1; done
-for f in "$W/rep.prom" "$W/cmd.prom"; do
+for f in "$W/tf/vramtrace-$prog.prom" "$W/rep.prom" "$W/cmd.prom"; do
   sed -n 's/^vramtrace_site_live_bytes{.*site="\(remember_request[^"]*\)".*/\1/p' "$f" | head -1
 done > "$W/labels"
 cat "$W/labels" >> "$W/out"
-[ "$(wc -l < "$W/labels")" = 2 ] && [ "$(sort -u "$W/labels" | wc -l)" = 1 ] && grep -q '(cuda_leak.cu:19)' "$W/labels"
-check "the leaking line has one label, with its line, on report --prometheus and vramtrace metrics"
+[ "$(wc -l < "$W/labels")" = 3 ] && [ "$(sort -u "$W/labels" | wc -l)" = 1 ] && grep -q '(cuda_leak.cu:19)' "$W/labels"
+check "the leaking line has one label, with its line, on the library's file, report --prometheus and vramtrace metrics"

@@ -24,7 +24,12 @@
 #include "vt_symbols.h"
 #include "vt_text.h"
 
-#define uthash_fatal(msg) exit((fputs("vramtrace: out of memory\n", stderr), 1))
+/* Built into the command, and also on its own (libvramtrace-symbols.so) for the library's metrics file,
+ * inside the program: running out of memory never exits, a PC whose entry could not be kept is named
+ * again next time. One symbolizer is used by one thread at a time, so one flag does. */
+static int vt_sym_oom;
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) (vt_sym_oom = 1)
 #include <uthash.h>
 
 /* From libstdc++: the Itanium C++ ABI demangler, which has a C interface. */
@@ -305,7 +310,13 @@ const char *vt_sym_frames(struct vt_symbolizer *s, uint64_t pc)
         return NULL;
     e->pc = pc;
     e->text = vt_symbolize(s, pc);
+    vt_sym_oom = 0;
     HASH_ADD(hh, s->cache, pc, sizeof pc, e);
+    if (vt_sym_oom) {
+        free(e->text);
+        free(e);
+        return NULL;
+    }
     return e->text;
 }
 

@@ -17,6 +17,7 @@ enum vt_once {
     VT_ONCE_STACKS,
     VT_ONCE_SIGNAL_TAKEN,
     VT_ONCE_METRICS,
+    VT_ONCE_SYMBOLS,
     VT_ONCE_COUNT
 };
 

@@ -1,9 +1,13 @@
 /* vt_metrics_file.h. The figures are the reports' own: the dumper writes the same dump it would write
  * for a signal into a memory file, and the reader's parser, model and Prometheus renderer (analyze/, built
- * into the library) turn it into the text `vramtrace report --prometheus` prints, without symbolizing
- * (the library gives the model no symbolizer). That costs the dumper thread about what reading the dump costs the command (~1.4 ms at
- * a serving loop's few hundred sites, ~0.45 s and ~60 MiB at a million live allocations), once an
- * interval, outside every lock.
+ * into the library) turn it into the text `vramtrace report --prometheus` prints. Native frames are named
+ * as the command names them, by file and line: the command's own symbolizer (libdw), built on its own
+ * beside the library, is loaded on the dumper thread at the first rendering, and kept from one interval
+ * to the next while the process's modules stay the same, so that libdw reads a module's symbols and lines
+ * once. Where it cannot be loaded (not installed, libdw missing), frames keep the names the dump carries,
+ * said once. That costs the dumper thread about what reading the dump costs the command (~1.4 ms at a
+ * serving loop's few hundred sites, ~0.45 s and ~60 MiB at a million live allocations), once an interval,
+ * outside every lock.
  *
  * One file, one process: "%p" in the name becomes the pid, so that each process of a job (which inherit
  * the setting) keeps its own. The file is created (O_EXCL) before anything is written to it, and that is
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vt_config.h"
@@ -110,6 +115,77 @@ static char *vt_mf_demangle(const char *mangled)
     return NULL;
 }
 
+/* The command's symbolizer, from VT_SYMBOLIZER_SO beside this library (as trusted as the library: a
+ * regular file that only its owner, root or this user, may write); NULL, said once, where it cannot be. */
+static const struct vt_symbolizer_ops *vt_mf_load_symbolizer(void)
+{
+    Dl_info self;
+    char path[4096], why[4400] = "";
+    const char *slash;
+    struct stat st;
+    void *h = NULL;
+    const struct vt_symbolizer_ops *ops = NULL;
+    if (!dladdr((void *)vt_mf_load_symbolizer, &self) || !self.dli_fname || !(slash = strrchr(self.dli_fname, '/')) ||
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - self.dli_fname), self.dli_fname, VT_SYMBOLIZER_SO) >=
+            (int)sizeof path)
+        snprintf(why, sizeof why, "this library's own folder is not known");
+    else if (stat(path, &st) != 0)
+        snprintf(why, sizeof why, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode) || (st.st_mode & 022) || (st.st_uid != 0 && st.st_uid != geteuid()))
+        snprintf(why, sizeof why, "%s is not a file that only root or this user may write", path);
+    else if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+        snprintf(why, sizeof why, "%s", dlerror());
+    else if (vt_real_dlsym_resolve(), !vt_real_dlsym || !(ops = vt_real_dlsym(h, VT_SYMBOLIZER_OPS)))
+        snprintf(why, sizeof why, "%s has no %s", path, VT_SYMBOLIZER_OPS);
+    if (why[0])
+        vt_say_once(VT_ONCE_SYMBOLS, "the metrics file names native frames by symbol, not by line (%s)", why);
+    return ops; /* the library stays loaded (nodelete), as the process lives */
+}
+
+static const struct vt_symbolizer_ops *vt_mf_plug;
+static struct vt_symbolizer *vt_mf_sym; /* kept from one rendering to the next */
+static uint64_t vt_mf_sym_key;          /* the modules it was opened for */
+
+static uint64_t vt_mf_modules_key(const struct vt_dumpfile *d)
+{
+    uint64_t h = 1469598103934665603ull ^ d->nmodules;
+    for (size_t i = 0; i < d->nmodules; i++) {
+        const struct vt_df_module *m = &d->modules[i];
+        h = (h ^ m->base) * 1099511628211ull;
+        for (const char *c = m->path; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        for (const char *c = m->build_id; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* The model opens a symbolizer for each dump and closes it after: here the one kept is handed out again
+ * while the modules are the same. */
+static struct vt_symbolizer *vt_mf_sym_open(const struct vt_dumpfile *d)
+{
+    uint64_t key = vt_mf_modules_key(d);
+    if (vt_mf_sym && key == vt_mf_sym_key)
+        return vt_mf_sym;
+    if (vt_mf_sym)
+        vt_mf_plug->close(vt_mf_sym);
+    vt_mf_sym = vt_mf_plug->open(d);
+    vt_mf_sym_key = key;
+    return vt_mf_sym;
+}
+
+static const char *vt_mf_sym_frames(struct vt_symbolizer *s, uint64_t pc)
+{
+    return vt_mf_plug->frames(s, pc);
+}
+
+static void vt_mf_sym_close(struct vt_symbolizer *s)
+{
+    (void)s; /* kept for the next interval */
+}
+
+static const struct vt_symbolizer_ops vt_mf_kept = {vt_mf_sym_open, vt_mf_sym_frames, vt_mf_sym_close};
+
 /* The metrics of the dump in fd (read from its start) into the file (vt_metrics_put). */
 static int vt_mf_render(int fd, char *why, size_t len)
 {
@@ -126,7 +202,13 @@ static int vt_mf_render(int fd, char *why, size_t len)
         return -1;
     vt_labels_alloc_fns(vt_cfg.alloc_fns); /* sites named as the reports name them */
     vt_model_use_demangler(vt_mf_demangle);
-    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, VT_MODEL_NO_SYMBOLS, why, len);
+    static int looked;
+    if (!looked) {
+        vt_mf_plug = vt_mf_load_symbolizer();
+        vt_model_use_symbolizer(vt_mf_plug ? &vt_mf_kept : NULL);
+        looked = 1;
+    }
+    r = vt_metrics_put(&d, &vt_mf_out, vt_cfg.metrics_top, vt_mf_plug ? 0 : VT_MODEL_NO_SYMBOLS, why, len);
     vt_dumpfile_free(&d);
     return r;
 }
