@@ -15,6 +15,7 @@ static void vt_result_python(const struct vt_dumpfile *d, struct vt_result_pytho
     p->detail = py->detail;
     p->gil_wait_ns = py->wait_ns;
     p->run_ns = py->run_ns;
+    p->warm_ns = vt_df_counter(d, VT_CTR_BRIDGE_WARM_NS);
     snprintf(p->history, sizeof p->history, "%s", py->history);
     p->history_detail = py->history_detail;
 }

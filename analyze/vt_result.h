@@ -21,6 +21,7 @@ struct vt_result_python {
     char status[16];               /* ok, timeout, busy, finalizing, skipped, error */
     const char *detail;            /* NULL: none */
     uint64_t gil_wait_ns, run_ns;
+    uint64_t warm_ns; /* the GIL held to compile the bridge's code ahead of the first dump (0: not done) */
     char history[16];              /* torch's block history: on, off, later, waiting; "" when not said */
     const char *history_detail;    /* NULL: none */
     struct vt_result_bridge *bridges;

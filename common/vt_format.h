@@ -152,6 +152,9 @@ static inline const char *vt_kind_word(enum vt_kind k) { switch (k) { VT_KINDS(V
 #define VT_CTR_PY_NATIVE "py_native"
 #define VT_CTR_PY_WALKED "py_walked"
 #define VT_CTR_PY_UNCHECKED "py_unchecked"
+/* The GIL the bridge's code took to compile ahead of the first dump, and waited for it (ns; 0: not). */
+#define VT_CTR_BRIDGE_WARM_NS "bridge_warm_ns"
+#define VT_CTR_BRIDGE_WARM_WAIT_NS "bridge_warm_wait_ns"
 #define VT_CTR_PY_FRAMES "py_frames"
 #define VT_CTR_PY_CODE_READS "py_code_reads"
 #define VT_CTR_PY_LOOKUPS "py_lookups"

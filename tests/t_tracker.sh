@@ -10,7 +10,7 @@
 # its last output until its next request), dumped 50 times: no diff against its first dump says
 # leak-suspect; the same server leaking: every one does, once its workers have served more than a request each.
 . "$(dirname "$0")/tap.sh"
-echo "1..27"
+echo "1..28"
 
 # run NAME [VAR=VALUE...]: c10_prog under the library in $W/NAME, its output in $W/NAME/run.
 run() {
@@ -228,11 +228,26 @@ check "a leak smaller than a request in flight at the older dump: leak-suspect a
 # read by the careful walk (py_unchecked), none missed, and the helper checks the walk against another
 # thread, after which the plain walk reads them.
 pyserver nowait leak VRAMTRACE_PY_WAIT=0
-n1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/nowait/run")
+# the first dump with torch's blocks live (a dump may come before the workers' first request), and the last
+for n1 in $(awk '$1 == "dump" { print $3 }' "$W/nowait/run"); do
+  case $(view "$n1" | cut -d' ' -f1) in none | 0) ;; *) break ;; esac
+done
 n10=$(awk '$1 == "dump" && $2 == 10 { print $3 }' "$W/nowait/run")
 { view "$n1"; grep -h "^counter py_\(missed\|unchecked\|walked\) " "$n1" "$n10"; } > "$W/out" 2>&1
 # the view's six words, then missed, walked, unchecked of dump 1 and of dump 10 (counter NAME VALUE each)
 set -- $(cat "$W/out")
 [ "$5" = "$6" ] && [ "$6" -gt 0 ] && [ "$9" = 0 ] && [ "${15}" -gt 0 ] && [ "${12}" -ge "${15}" ] &&
   [ "${18}" = 0 ] && [ "${21}" -gt "${24}" ]
-check "VRAMTRACE_PY_WAIT=0, no thread holding the GIL: the first dump's blocks all have their lines (the careful walk), none missed; the walk checked later, and used"
+check "VRAMTRACE_PY_WAIT=0, no thread holding the GIL: the first blocks all have their lines (the careful walk), none missed; the walk checked later, and used"
+
+# The bridge's code compiled ahead of the first dump, while the program loads: the dump says what that
+# held of the GIL; with the bridges off (VRAMTRACE_BRIDGE_TIMEOUT=0), nothing is compiled.
+pyserver warm warm
+pyserver warm0 warm VRAMTRACE_BRIDGE_TIMEOUT=0
+w1=$(awk '$1 == "dump" { print $3 }' "$W/warm/run") w0=$(awk '$1 == "dump" { print $3 }' "$W/warm0/run")
+{ grep -h "^counter bridge_warm" "$w1" "$w0"; "$V" report "$w1" | grep "^  bridges"; "$V" report --json "$w1" | grep -o '"warm_ns":[0-9]*'; } > "$W/out" 2>&1
+set -- $(grep "^counter" "$W/out")
+[ "$3" -gt 0 ] && [ "$6" -gt 0 ] && [ "$9" = 0 ] && [ "${12}" = 0 ] &&
+  grep -q "^  bridges       ok: waited [0-9]* µs for the GIL, ran [0-9.]* ms; its code compiled ahead, at the program's first CUDA call (the GIL held [0-9.]* ms then)$" "$W/out" &&
+  grep -q "\"warm_ns\":$3$" "$W/out"
+check "the bridge's code compiled ahead of the first dump, while the program loads (said, with the GIL it held); none with the bridges off"

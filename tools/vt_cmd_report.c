@@ -168,6 +168,9 @@ static void vt_bridges_text(const struct vt_result *r)
     printf("  %-13s %s", "bridges", py->status);
     if (!strcmp(py->status, "ok"))
         printf(": waited %.0f µs for the GIL, ran %.1f ms", vt_us(py->gil_wait_ns), vt_us(py->run_ns) / 1e3);
+    if (py->warm_ns)
+        printf("; its code compiled ahead, at the program's first CUDA call (the GIL held %.1f ms then)",
+               vt_us(py->warm_ns) / 1e3);
     if (py->detail)
         printf(": %s", py->detail);
     putchar('\n');
@@ -546,8 +549,8 @@ void vt_report_json(FILE *f, const struct vt_report_opts *o, const struct vt_mod
     if (py->present) {
         fputs("{\"status\":", f);
         vt_json_str(f, py->status);
-        fprintf(f, ",\"gil_wait_ns\":%llu,\"run_ns\":%llu,\"detail\":", (unsigned long long)py->gil_wait_ns,
-                (unsigned long long)py->run_ns);
+        fprintf(f, ",\"gil_wait_ns\":%llu,\"run_ns\":%llu,\"warm_ns\":%llu,\"detail\":",
+                (unsigned long long)py->gil_wait_ns, (unsigned long long)py->run_ns, (unsigned long long)py->warm_ns);
         vt_json_str_or_null(f, py->detail);
         fputs(",\"torch_history\":", f);
         vt_json_str_or_null(f, py->history[0] ? py->history : NULL);

@@ -26,8 +26,8 @@
 
 /* Built into the command, and also on its own (libvramtrace-symbols.so) for the library's metrics file,
  * inside the program: running out of memory never exits, a PC whose entry could not be kept is named
- * again next time. One symbolizer is used by one thread at a time, so one flag does. */
-static int vt_sym_oom;
+ * again next time. The command's loaders symbolize on several threads at once: a flag for each. */
+static __thread int vt_sym_oom;
 #define HASH_NONFATAL_OOM 1
 #define uthash_nonfatal_oom(elt) (vt_sym_oom = 1)
 #include <uthash.h>

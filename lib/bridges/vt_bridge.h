@@ -11,6 +11,9 @@
  * process that hosts no Python. When the bridges ran, *snap is the table taken right after them (set
  * *have_snap) for the dump to use and free. */
 char *vt_bridge_collect(enum vt_reason reason, struct vt_snapshot *snap, int *have_snap);
+/* On the dumper thread, at each pass until it has been tried once while the interpreter runs: the
+ * bridge's code compiled ahead of the first dump (vt_bridge.c says why). */
+void vt_bridge_warm(void);
 
 
 #endif

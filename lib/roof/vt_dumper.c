@@ -206,6 +206,7 @@ static void *vt_dumper_main(void *arg)
     uint64_t metrics_ns = vt_metrics_file_on() ? (uint64_t)(vt_cfg.metrics_interval * 1e9) : 0;
     uint64_t next_metrics = metrics_ns ? vt_now_ns() : 0;
     for (;;) {
+        vt_bridge_warm(); /* once, while the program loads */
         int hist_ms = vt_history_wait_ms();
         uint64_t now = vt_now_ns();
         uint64_t due = vt_min_due(next_interval, hist_ms >= 0 ? now + (uint64_t)hist_ms * 1000000u : 0);

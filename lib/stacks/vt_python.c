@@ -234,6 +234,16 @@ static char *vt_py_text(vt_pyobject *o, int *not_text)
     return copy;
 }
 
+int vt_py_prepare(char *err, size_t errlen)
+{
+    return vt_py_compile(err, errlen);
+}
+
+int vt_py_prepared(void)
+{
+    return vt_py_ns != NULL;
+}
+
 char *vt_py_call(const char *name, char *err, size_t errlen)
 {
     if (vt_py_compile(err, errlen) < 0)

@@ -21,6 +21,11 @@ void vt_py_gil_give(int state);
 /* With the GIL held: calls the bridge's Python function name() and returns its text (malloc'd), or
  * NULL with why in err. */
 char *vt_py_call(const char *name, char *err, size_t errlen);
+/* With the GIL held: the bridge's code compiled into its namespace, once (vt_py_call does it first when
+ * it has not been); 0, or -1 with why in err. */
+int vt_py_prepare(char *err, size_t errlen);
+/* With the GIL held: 1 once the bridge's code is compiled. */
+int vt_py_prepared(void);
 /* Asks the main thread to run fn(arg) with the GIL at its next safe point; 0 when scheduled. */
 int vt_py_pending(int (*fn)(void *), void *arg);
 /* With the GIL held: cb is called, with the GIL, at each code object's creation (event 0) and

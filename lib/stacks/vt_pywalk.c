@@ -281,8 +281,9 @@ VT_INLINE uintptr_t vt_name_print(struct vt_rd *rd, const struct vt_pylayout *l,
 /* The code object's fingerprint, which tells it from another made later at the same address: from 3.11
  * its line table's address and its qualified name's length and first characters (by content: a name
  * freed with its code object is often made again at the same address, as code.replace() in a loop
- * shows), read from the code object's line vt_complete read and from the name; else its file, name, line
- * table and first line. A memo (3.12+) keeps it, so that a walk reads neither: this is the walk's rare
+ * shows), read from the code object's line vt_complete read and from the name; else its file, its name
+ * (by content, likewise: 3.9 named made_3 as made_1 once in t_pysites' recode), line table and first
+ * line. A memo (3.12+) keeps it, so that a walk reads neither: this is the walk's rare
  * path (a code object not in the memo), kept out of its loop. */
 static __attribute__((noinline, cold)) uint32_t vt_code_print(struct vt_rd *rd, const struct vt_pylayout *l,
                                                               const struct vt_pytypes *t, const void *code,
@@ -296,8 +297,10 @@ static __attribute__((noinline, cold)) uint32_t vt_code_print(struct vt_rd *rd, 
         RD(rd, q, code, l->code_qualname);
         name = vt_name_print(rd, l, t, q);
     } else {
+        const void *n;
         RD(rd, file, code, l->code_filename);
-        RD(rd, name, code, l->code_name);
+        RD(rd, n, code, l->code_name);
+        name = vt_name_print(rd, l, t, n); /* by content too: a name is made again where the dead one was */
         RD(rd, firstline, code, l->code_firstlineno);
     }
     RD(rd, table, code, l->code_linetable);

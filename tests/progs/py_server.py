@@ -10,7 +10,8 @@
 # With "early": a thread holds a request's activations (4 MiB) at the first dump, still inside the
 # statement, then frees them and keeps eight outputs (2 MiB), a leak smaller than what was in flight; a
 # second dump once it has ended.
-#   py_server.py ok|leak|held|early [DUMPS]
+# With "warm": one request (the program's first CUDA call), 0.3 s of loading, a dump.
+#   py_server.py ok|leak|held|early|warm [DUMPS]
 import queue
 import random
 import sys
@@ -69,6 +70,12 @@ if mode == "held":
     done.set()
     for h in holders:
         h.join()
+    sys.exit(0)
+
+if mode == "warm":
+    out = serve(0)
+    time.sleep(0.3)
+    print("dump", 1, dump(), flush=True)
     sys.exit(0)
 
 if mode == "early":
