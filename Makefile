@@ -176,7 +176,7 @@ $(BUILD)/vramtrace: $(TOOL_OBJ) $(READER_OBJ) $(SHARED_OBJ)
 # file: the library loads it from beside itself on its dumper thread, and only when it keeps a metrics file
 # (lib/roof/vt_metrics_file.c), so that the file names a site by its line as the command's routes do, while
 # a process with no metrics file never loads libdw. Only the symbolizer's three functions leave it.
-SYMS_SRC := tools/vt_symbols.c common/vt_text.c
+SYMS_SRC := tools/vt_symbols.c tools/vt_symindex.c common/vt_text.c
 $(BUILD)/syms/%.o: %.c $(HDRS) $(wildcard tools/*.h) | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
@@ -274,6 +274,10 @@ $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)
 # The table's index on its own, with the slab it reads keys from.
 $(BUILD)/tests/t_index: $(BUILD)/tests/t_index.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/lib/table/vt_index.o $(BUILD)/lib/table/vt_slab.o
 	$(CC) -o $@ $^ -lpthread
+
+# The symbol index against libdwfl itself.
+$(BUILD)/tests/t_symindex: $(BUILD)/tests/t_symindex.o $(BUILD)/tests/harness.o $(PARSER_OBJ) $(BUILD)/tools/vt_symindex.o
+	$(CC) -o $@ $^ -L$(BUILD) -Wl,-rpath,'$$ORIGIN/..' -ldw -lelf -lpthread
 
 # The command once more under AddressSanitizer and UBSan, for the tests that feed it many sites.
 $(BUILD)/asan/vramtrace: $(TOOL_SRC) $(READER_SRC) $(SHARED_SRC) $(wildcard tools/*.h) $(HDRS) $(BUILD)/lib/vt_html_page.h | check-deps

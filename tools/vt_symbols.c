@@ -22,6 +22,7 @@
 
 #include "vt_frame.h"
 #include "vt_symbols.h"
+#include "vt_symindex.h"
 #include "vt_text.h"
 
 /* Built into the command, and also on its own (libvramtrace-symbols.so) for the library's metrics file,
@@ -44,6 +45,8 @@ struct vt_sym_entry {
 struct vt_symbolizer {
     Dwfl *dwfl;
     Dwfl_Module **trusted;
+    struct vt_symindex **index; /* each trusted module's symbols by address, made at its first look-up */
+    unsigned char *indexed;     /* tried already (index NULL: it could not be made) */
     size_t ntrusted;
     struct vt_sym_entry *cache;
 };
@@ -119,10 +122,14 @@ static void vt_hex(const unsigned char *b, size_t n, char *out)
 struct vt_symbolizer *vt_sym_open(const struct vt_dumpfile *d)
 {
     struct vt_symbolizer *s = calloc(1, sizeof *s);
-    if (!s || !(s->trusted = calloc(d->nmodules ? d->nmodules : 1, sizeof *s->trusted)) ||
-        !(s->dwfl = dwfl_begin(&vt_callbacks))) {
-        if (s)
+    size_t cap = d->nmodules ? d->nmodules : 1;
+    if (!s || !(s->trusted = calloc(cap, sizeof *s->trusted)) || !(s->index = calloc(cap, sizeof *s->index)) ||
+        !(s->indexed = calloc(cap, 1)) || !(s->dwfl = dwfl_begin(&vt_callbacks))) {
+        if (s) {
             free(s->trusted);
+            free(s->index);
+            free(s->indexed);
+        }
         free(s);
         return NULL;
     }
@@ -155,12 +162,29 @@ struct vt_symbolizer *vt_sym_open(const struct vt_dumpfile *d)
     return s;
 }
 
-static int vt_trusted(const struct vt_symbolizer *s, Dwfl_Module *mod)
+/* mod's place among the trusted modules, or -1. */
+static long vt_trusted(const struct vt_symbolizer *s, Dwfl_Module *mod)
 {
     for (size_t i = 0; i < s->ntrusted; i++)
         if (s->trusted[i] == mod)
-            return 1;
-    return 0;
+            return (long)i;
+    return -1;
+}
+
+/* The name of the symbol at addr in trusted module i: through the module's index (vt_symindex.h), made
+ * the first time, else libdwfl's own look-up, which reads the whole symbol table each time. */
+static const char *vt_symbol_at(struct vt_symbolizer *s, long i, Dwarf_Addr addr)
+{
+    if (!s->indexed[i]) {
+        s->index[i] = vt_symindex_make(s->trusted[i]);
+        s->indexed[i] = 1;
+    }
+    const char *name;
+    if (s->index[i] && vt_symindex_find(s->index[i], addr, &name))
+        return name;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    return dwfl_module_addrinfo(s->trusted[i], addr, &off, &sym, NULL, NULL, NULL);
 }
 
 static void vt_append(char **buf, size_t *len, size_t *cap, const char *text)
@@ -239,11 +263,10 @@ static char *vt_symbolize(struct vt_symbolizer *s, uint64_t pc)
 {
     Dwarf_Addr addr = pc - 1; /* a return address: the call is the instruction before it */
     Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
-    if (!mod || !vt_trusted(s, mod))
+    long t = mod ? vt_trusted(s, mod) : -1;
+    if (t < 0)
         return NULL;
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+    const char *symname = vt_symbol_at(s, t, addr);
     char *buf = NULL;
     size_t len = 0, cap = 0;
     Dwarf_Addr bias = 0;
@@ -330,9 +353,13 @@ void vt_sym_close(struct vt_symbolizer *s)
         free(e->text);
         free(e);
     }
+    for (size_t i = 0; i < s->ntrusted; i++)
+        vt_symindex_free(s->index[i]);
     if (s->dwfl)
         dwfl_end(s->dwfl);
     free(s->trusted);
+    free(s->index);
+    free(s->indexed);
     free(s);
 }
 
