@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_rss.h"
 #include "vt_dumpfile.h"
 #include "vt_model.h"
 
@@ -26,19 +27,6 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static long rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            v = strtol(line + 6, NULL, 10);
-    if (f)
-        fclose(f);
-    return v;
 }
 
 /* Each loaded module with its path, load base and GNU build-id in hex, as a dump's module map has them. */
@@ -97,10 +85,10 @@ int main(int argc, char **argv)
     d.nmodules = nmods;
     static const char *names[] = {"LLVMContextCreate", "LLVMModuleCreateWithName", "LLVMAddFunction", "LLVMBuildAdd",
                                   "LLVMConstInt", "LLVMInt32Type", "LLVMDisposeModule", "LLVMGetNamedFunction"};
-    long r0 = rss_kib();
+    long r0 = bench_rss_kib();
     double t0 = now_ms();
     struct vt_symbolizer *s = ops->open(&d);
-    printf("%zu modules opened in %.1f ms; RSS +%ld KiB\n", nmods, now_ms() - t0, rss_kib() - r0);
+    printf("%zu modules opened in %.1f ms; RSS +%ld KiB\n", nmods, now_ms() - t0, bench_rss_kib() - r0);
     /* The first writing names every address (libdw reads the module's symbols); the next finds each in
      * the symbolizer kept open (the library keeps it from one writing to the next). */
     for (int pass = 1; pass <= 2; pass++) {
@@ -111,10 +99,10 @@ int main(int argc, char **argv)
             named += s && f && ops->frames(s, (uint64_t)(uintptr_t)(f + 1 + i / 8)) != NULL;
         }
         printf("pass %d: %d of %d return addresses in %s named, %.1f ms; RSS +%ld KiB\n", pass, named, n, argv[2],
-               now_ms() - t0, rss_kib() - r0);
+               now_ms() - t0, bench_rss_kib() - r0);
     }
     if (s)
         ops->close(s);
-    printf("closed: RSS +%ld KiB\n", rss_kib() - r0);
+    printf("closed: RSS +%ld KiB\n", bench_rss_kib() - r0);
     return 0;
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_rss.h"
+
 static pthread_barrier_t done, leave;
 
 static void *worker(void *arg)
@@ -21,19 +23,6 @@ static void *worker(void *arg)
     pthread_barrier_wait(&done);
     pthread_barrier_wait(&leave);
     return NULL;
-}
-
-static long rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long v = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6))
-            v = atol(line + 6);
-    if (f)
-        fclose(f);
-    return v;
 }
 
 int main(int argc, char **argv)
@@ -51,7 +40,7 @@ int main(int argc, char **argv)
         if (pthread_create(&t[i], &a, worker, NULL))
             return 1;
     pthread_barrier_wait(&done);
-    printf("%d %ld\n", n, rss_kib());
+    printf("%d %ld\n", n, bench_rss_kib());
     pthread_barrier_wait(&leave);
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
