@@ -116,7 +116,8 @@ static char *vt_mf_demangle(const char *mangled)
 }
 
 /* The command's symbolizer, from VT_SYMBOLIZER_SO beside this library (as trusted as the library: a
- * regular file that only its owner, root or this user, may write); NULL, said once, where it cannot be. */
+ * regular file, not a link, that only its owner, root or this user, may write); NULL, said once, where it
+ * cannot be. */
 static const struct vt_symbolizer_ops *vt_mf_load_symbolizer(void)
 {
     Dl_info self;
@@ -129,7 +130,7 @@ static const struct vt_symbolizer_ops *vt_mf_load_symbolizer(void)
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - self.dli_fname), self.dli_fname, VT_SYMBOLIZER_SO) >=
             (int)sizeof path)
         snprintf(why, sizeof why, "this library's own folder is not known");
-    else if (stat(path, &st) != 0)
+    else if (lstat(path, &st) != 0) /* a link is refused below: not a regular file */
         snprintf(why, sizeof why, "%s: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode) || (st.st_mode & 022) || (st.st_uid != 0 && st.st_uid != geteuid()))
         snprintf(why, sizeof why, "%s is not a file that only root or this user may write", path);
