@@ -6,7 +6,6 @@
  * found through the index and that rule is run over them in table order. A symbol without a size is
  * libdwfl's answer only where no sized symbol holds the address and it lies past the end of every sized
  * symbol before the address: there the index says nothing, and libdwfl is asked. */
-#include <dwarf.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>

@@ -104,21 +104,30 @@ static void vt_pc_walk_off(const char *why)
                vt_py_version(), why);
 }
 
+/* With the GIL held, for a thread (tstate) that runs no Python meanwhile: the walk checked against the
+ * interpreter's frame API on it, and trusted from then on when they agree (a thread with no frames checks
+ * nothing), switched off when they do not. 0 with its stack's id, or -1 when the walk is off now. */
+static int vt_pc_check(void *ts, uint32_t *id)
+{
+    int compared, unchecked = 0;
+    const char *why = vt_pystack_check(ts, id, &compared);
+    if (why) {
+        vt_pc_walk_off(why);
+        return -1;
+    }
+    if (compared)
+        __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return 0;
+}
+
 /* With the GIL held, for a thread (tstate) that runs no Python meanwhile. */
 static __attribute__((noinline, cold)) uint32_t vt_pc_read_held(void *ts)
 {
     if (__atomic_load_n(&vt_hotdata.pc_walk, __ATOMIC_ACQUIRE) != 0)
         return vt_pystack_read(ts);
     uint32_t id;
-    int compared;
-    const char *why = vt_pystack_check(ts, &id, &compared);
-    if (why) {
-        vt_pc_walk_off(why);
+    if (vt_pc_check(ts, &id) < 0)
         return vt_pystack_read(ts);
-    }
-    int unchecked = 0;
-    if (compared) /* a thread with no frames checks nothing */
-        __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     VT_PC_COUNT(VT_TALLY_PY_WALKED);
     return id;
 }
@@ -134,13 +143,7 @@ static void vt_pc_check_any(void)
         if (ts[i] == vt_ph_ts)
             continue;
         uint32_t id;
-        int compared;
-        const char *why = vt_pystack_check(ts[i], &id, &compared);
-        int unchecked = 0;
-        if (why)
-            vt_pc_walk_off(why);
-        else if (compared)
-            __atomic_compare_exchange_n(&vt_hotdata.pc_walk, &unchecked, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        vt_pc_check(ts[i], &id);
     }
 }
 
