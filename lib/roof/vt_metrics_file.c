@@ -32,10 +32,11 @@
 #include "vt_log.h"
 #include "vt_metrics.h"
 #include "vt_metrics_file.h"
+#include "vt_module.h"
+#include "vt_post.h"
 #include "vt_real.h"
 #include "vt_sigguard.h"
 #include "vt_table.h"
-#include "vt_module.h"
 
 static int vt_mf_state;              /* 0: not decided yet; 1: this process keeps the file; -1: it does not */
 static struct vt_metrics_out vt_mf_out; /* the file, once claimed */
@@ -172,11 +173,15 @@ static struct vt_symbolizer *vt_mf_sym_open(const struct vt_dumpfile *d)
         vt_mf_plug->close(vt_mf_sym);
     vt_mf_sym = vt_mf_plug->open(d);
     vt_mf_sym_key = key;
+    vt_post_progress();
     return vt_mf_sym;
 }
 
+/* Each address a step forward: a rendering that reads many modules' symbols is slow, not stuck, to an
+ * exit dump waiting behind it (vt_dumper.c's watch). */
 static const char *vt_mf_sym_frames(struct vt_symbolizer *s, uint64_t pc)
 {
+    vt_post_progress();
     return vt_mf_plug->frames(s, pc);
 }
 
