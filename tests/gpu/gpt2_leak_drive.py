@@ -96,6 +96,7 @@ for d in quiet:
     d["tracker"] = (rep.get("torch_tracker") or {}).get("state")
     d["gil_run_ms"] = (rep.get("python") or {}).get("run_ns", 0) / 1e6
     d["gil_wait_ms"] = (rep.get("python") or {}).get("gil_wait_ns", 0) / 1e6
+    d["gil_warm_ms"] = ((rep.get("python") or {}).get("warm_ns") or 0) / 1e6
 res["views_equal"] = sum(1 for v, d in zip(views, quiet) if v == (d["allocated"], d["reserved"]))
 res["views_differ"] = [(v, d["allocated"], d["reserved"]) for v, d in zip(views, quiet)
                        if v != (d["allocated"], d["reserved"])][:4]
@@ -104,6 +105,7 @@ res["tracker"] = sorted({d.get("tracker") for d in quiet}, key=str)
 res["dump_cpu_ms"] = [round(d["cpu_s"] * 1e3, 1) for d in quiet]
 res["dump_wall_s"] = [round(d["t1"] - d["t0"], 3) for d in quiet]
 res["gil_run_ms"] = [round(d.get("gil_run_ms", 0), 2) for d in quiet]
+res["gil_warm_ms"] = round(quiet[0].get("gil_warm_ms", 0), 2) if quiet else None  # compiled ahead (vt_bridge_warm)
 if len(quiet) >= 2 and quiet[0]["path"] and quiet[-1]["path"]:
     r = subprocess.run([vramtrace, "diff", "--json", quiet[0]["path"], quiet[-1]["path"]], capture_output=True, text=True)
     diff = json.loads(r.stdout) if r.returncode == 0 else {}
