@@ -55,7 +55,8 @@ PROG_BIN := $(BUILD)/tests/prog_driver $(BUILD)/tests/prog_rt_shared $(BUILD)/te
             $(BUILD)/tests/prog_cxx $(BUILD)/tests/libcublas.so.13 $(BUILD)/tests/libnccl.so.2 $(BUILD)/tests/prog_plain \
             $(BUILD)/tests/native_pool $(BUILD)/tests/libpy_helpers.so $(BUILD)/tests/prog_newpy \
             $(BUILD)/tests/prog_safety $(BUILD)/tests/libpy_lines.so $(BUILD)/tests/libcupy_fake.so \
-            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak $(BUILD)/tests/alloc_helper $(BUILD)/tests/c10_prog
+            $(BUILD)/tests/libxla_fake.so $(BUILD)/tests/cuda_leak $(BUILD)/tests/alloc_helper $(BUILD)/tests/c10_prog \
+            $(BUILD)/tests/libslow_symbols.so
 FAKE := $(BUILD)/fake/libcuda.so.1 $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/libcudart.so \
         $(BUILD)/fake/libcudart_static.a $(BUILD)/fake/libnvidia-ml.so.1
 
@@ -267,6 +268,8 @@ $(BUILD)/tests/libcublas.so.13: $(BUILD)/tests/progs/fake_cublas.o $(BUILD)/fake
 $(BUILD)/tests/libnext_b.so: $(BUILD)/tests/progs/next_b.o
 	$(CC) -shared -o $@ $^
 $(BUILD)/tests/libsig_early.so: $(BUILD)/tests/progs/sig_early.o
+	$(CC) -shared -o $@ $^
+$(BUILD)/tests/libslow_symbols.so: $(BUILD)/tests/progs/slow_symbols.o
 	$(CC) -shared -o $@ $^
 
 $(BUILD)/tests/t_%: $(BUILD)/tests/t_%.o $(BUILD)/tests/harness.o $(PARSER_OBJ)

@@ -10,7 +10,7 @@ export LD_LIBRARY_PATH=$B/fake
 value() { # value FILE METRIC: the value of the metric's first series
   sed -n "s/^$2{[^}]*} //p" "$1" | head -1
 }
-echo "1..21"
+echo "1..22"
 
 command -v promtool > /dev/null
 check "promtool is installed (prometheus)"
@@ -200,3 +200,19 @@ grep -q "^remember_request_for_debugging+0x[0-9a-f]*$" "$W/nosym/label" &&
       [ "$(grep -c "by symbol, not by line (.*libvramtrace-symbols.so is not a file that only root or this user may write)" "$W/$k/err")" = 1 ] || exit_k=1
   done && [ -z "${exit_k:-}" ]
 check "no symbolizer beside the library, one anyone may write, or a link: said once, never loaded, the dump's names kept"
+
+# A rendering that takes seconds (a symbolizer 3 s an address, tests/progs/slow_symbols.c) when the
+# program exits: the exit dump waits for it while it moves, and it stops naming frames once exit() has
+# begun (the file is about to be removed), so the program ends a moment later, with its exit dump.
+mkdir "$W/slowsym" "$W/slowsym/d"
+cp "$B/libvramtrace.so" "$B/libunwind.so.8" "$B/liblzma.so.5" "$W/slowsym/"
+cp "$B/tests/libslow_symbols.so" "$W/slowsym/libvramtrace-symbols.so"
+t0=$(date +%s)
+env SLOW_SYMBOLS_MS=3000 SLOW_SYMBOLS_MARK="$W/slowsym/used" VRAMTRACE_DIR="$W/slowsym/d" VRAMTRACE_METRICS="$W/slowsym/m.prom" \
+  VRAMTRACE_METRICS_INTERVAL=1 LD_PRELOAD="$W/slowsym/libvramtrace.so" "$B/tests/cuda_leak" 300 > /dev/null 2> "$W/slowsym/err"
+st=$?
+took=$(($(date +%s) - t0))
+{ echo "status $st, $took s"; cat "$W/slowsym/err"; ls "$W/slowsym" "$W/slowsym/d"; } > "$W/out"
+[ $st = 0 ] && [ -e "$W/slowsym/used" ] && [ "$took" -lt 15 ] && [ "$(ls "$W/slowsym/d" | wc -l)" = 1 ] &&
+  ! grep -q "made no progress" "$W/slowsym/err" && [ ! -e "$W/slowsym/m.prom" ]
+check "an exit while the metrics file renders slowly: the exit dump written, the rendering cut short (the program ends within 15 s, not after every address's 3 s), the file removed"

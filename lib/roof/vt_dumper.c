@@ -407,6 +407,11 @@ void vt_dumper_quiesce(void)
     }
 }
 
+int vt_dumper_exiting(void)
+{
+    return atomic_load(&vt_exiting);
+}
+
 void vt_dumper_exit(int want_dump)
 {
     atomic_store(&vt_exiting, 1);

@@ -20,6 +20,8 @@ int vt_dumper_api(char *bridge, struct vt_snapshot *snap, int have_snap, char *p
 /* exit() began (an atexit handler, before the libraries' destructors): no new dump of the dumper's own,
  * and one under way is waited for while it makes progress. */
 void vt_dumper_quiesce(void);
+/* exit() has begun: work that only serves a living process (the metrics file) may stop short. */
+int vt_dumper_exiting(void);
 /* The destructor: no dump may follow; writes the exit dump when asked to (bounded wait). */
 void vt_dumper_exit(int want_dump);
 

@@ -27,6 +27,7 @@
 
 #include "vt_config.h"
 #include "vt_dump.h"
+#include "vt_dumper.h"
 #include "vt_dumpfile.h"
 #include "vt_labels.h"
 #include "vt_log.h"
@@ -178,11 +179,12 @@ static struct vt_symbolizer *vt_mf_sym_open(const struct vt_dumpfile *d)
 }
 
 /* Each address a step forward: a rendering that reads many modules' symbols is slow, not stuck, to an
- * exit dump waiting behind it (vt_dumper.c's watch). */
+ * exit dump waiting behind it (vt_dumper.c's watch). Once exit() has begun the file is about to be
+ * removed: the rest of its frames keep the dump's names, and the exit dump waits no longer for them. */
 static const char *vt_mf_sym_frames(struct vt_symbolizer *s, uint64_t pc)
 {
     vt_post_progress();
-    return vt_mf_plug->frames(s, pc);
+    return vt_dumper_exiting() ? NULL : vt_mf_plug->frames(s, pc);
 }
 
 static void vt_mf_sym_close(struct vt_symbolizer *s)
