@@ -31,7 +31,8 @@ done
 python3 - "$D" "$N1" "$N2" "$ROWS" <<'PY'
 import re, sys
 d, n1, n2, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-row = re.compile(r'\s*([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+([\d,]+) \([^)]*\)\s+([\d,]+|0)\s+(?:\([^)]*\))?\s*(\S.*)$')
+# Four counts, each with its share in brackets unless it is 0, then the function.
+row = re.compile(r'\s*' + r'([\d,]+)(?: \([^)]*\))?\s+' * 4 + r'(\S.*)$')
 def load(side, n):
     out = {}
     for line in open("%s/%s.%d.txt" % (d, side, n)):
