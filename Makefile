@@ -157,7 +157,7 @@ $(PGO_DIR)/libvramtrace.so: $(PGO_OBJ) $(LIB_CXX_OBJ) lib/vramtrace.map $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(LIB_LTO) -fprofile-generate -fno-omit-frame-pointer -fPIC -shared -o $@ $(filter %.o,$^) \
 	  -Wl,-rpath,'$$ORIGIN/..' -Wl,-z,nodelete $(LIB_EXPORTS) -lunwind -ldl -lpthread
 $(PGO_DIR)/trained: $(PGO_DIR)/libvramtrace.so $(BUILD)/fake/libcudart.so.13 $(BUILD)/fake/torch/lib/libc10_cuda.so $(BUILD)/fake/torch/version.py bench/py_serving.py bench/turns.py \
-  bench/pgo_train.sh
+  bench/pgo_train.sh bench/python312.sh
 	sh bench/pgo_train.sh $(PGO_DIR) $(BUILD)
 	@touch $@
 ifneq ($(LIB_PGO),)

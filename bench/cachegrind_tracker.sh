@@ -16,12 +16,8 @@
 set -u
 B=$PWD/build
 command -v valgrind > /dev/null || { echo "cachegrind_tracker.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 2; }
-# The first CPython 3.12 that starts (a pyenv shim on PATH may not), as bench/pgo_train.sh picks it.
-if [ -z "${PY:-}" ]; then
-  for py in $(command -v python3.12) $(ls /root/.pyenv/versions/3.12.*/bin/python3.12 2> /dev/null); do
-    "$py" -c pass 2> /dev/null && { PY=$py; break; }
-  done
-fi
+. "$(dirname "$0")/python312.sh"
+PY=${PY:-$(first_python312)}
 PY=${PY:-python3.12} DEPTH=${DEPTH:-20} N1=${N1:-5000} N2=${N2:-15000} LIB=${LIB:-$B/libvramtrace.so}
 export LD_LIBRARY_PATH=$B/fake VRAMTRACE_AT_EXIT=0 VRAMTRACE_DIR=/tmp BENCH_C10=$B/fake/torch/lib/libc10_cuda.so \
   BENCH_DEPTH=$DEPTH BENCH_DISTINCT=1 VRAMTRACE_PY_WAIT=10000

@@ -12,12 +12,9 @@
 set -eu
 pgo=$1 build=$2
 find "$pgo/prof" -name '*.gcda' -delete
-# The first 3.12 that starts (a pyenv shim on PATH may not), then python3.
-pys=
-for py in $(command -v python3.12) $(ls /root/.pyenv/versions/3.12.*/bin/python3.12 2> /dev/null); do
-  "$py" -c pass 2> /dev/null && { pys=$py; break; }
-done
-pys="$pys $(command -v python3)"
+# The first 3.12 that starts, then python3.
+. "$(dirname "$0")/python312.sh"
+pys="$(first_python312) $(command -v python3)"
 # The library's defaults, whatever the builder's environment sets.
 for v in $(env | sed -n 's/^\(VRAMTRACE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export LD_LIBRARY_PATH="$build/fake" VRAMTRACE_AT_EXIT=0 BENCH_DISTINCT=1 BENCH_LEVELS=4
