@@ -203,13 +203,14 @@ check "no symbolizer beside the library, one anyone may write, or a link: said o
 
 # A rendering that takes seconds (a symbolizer 3 s an address, tests/progs/slow_symbols.c) when the
 # program exits: the exit dump waits for it while it moves, and it stops naming frames once exit() has
-# begun (the file is about to be removed), so the program ends a moment later, with its exit dump.
+# begun (the file is about to be removed), so the program ends a moment later, with its exit dump. The
+# program serves 3 s: its exit lands in the rendering begun at 1 s, which has the leak's frames to name.
 mkdir "$W/slowsym" "$W/slowsym/d"
 cp "$B/libvramtrace.so" "$B/libunwind.so.8" "$B/liblzma.so.5" "$W/slowsym/"
 cp "$B/tests/libslow_symbols.so" "$W/slowsym/libvramtrace-symbols.so"
 t0=$(date +%s)
 env SLOW_SYMBOLS_MS=3000 SLOW_SYMBOLS_MARK="$W/slowsym/used" VRAMTRACE_DIR="$W/slowsym/d" VRAMTRACE_METRICS="$W/slowsym/m.prom" \
-  VRAMTRACE_METRICS_INTERVAL=1 LD_PRELOAD="$W/slowsym/libvramtrace.so" "$B/tests/cuda_leak" 300 > /dev/null 2> "$W/slowsym/err"
+  VRAMTRACE_METRICS_INTERVAL=1 LD_PRELOAD="$W/slowsym/libvramtrace.so" "$B/tests/cuda_leak" 600 > /dev/null 2> "$W/slowsym/err"
 st=$?
 took=$(($(date +%s) - t0))
 { echo "status $st, $took s"; cat "$W/slowsym/err"; ls "$W/slowsym" "$W/slowsym/d"; } > "$W/out"
