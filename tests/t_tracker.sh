@@ -10,7 +10,7 @@
 # its last output until its next request), dumped 50 times: no diff against its first dump says
 # leak-suspect; the same server leaking: every one does, once its workers have served more than a request each.
 . "$(dirname "$0")/tap.sh"
-echo "1..28"
+echo "1..29"
 
 # run NAME [VAR=VALUE...]: c10_prog under the library in $W/NAME, its output in $W/NAME/run.
 run() {
@@ -56,6 +56,14 @@ check "after empty_cache(): still equal"
 grep -q "^   72.0 MiB in 24 × block (torch), device 0$" "$W/out" && ! grep -q "fake_c10_cuda.cpp" "$W/out" &&
   grep -A1 "72.0 MiB in 24" "$W/out" | grep -q "make_tensor (c10_prog.c:[0-9]*)$"
 check "report: one site for the leak's 24 blocks, its stack starting at the program's call (the allocator's own frames left out)"
+
+"$V" report "$d3" > "$W/out" 2>&1
+sed -n '/^caching allocators/,$p' "$W/out" | grep -A1 "× device (cudaMalloc)" > "$W/segs"
+grep -q "^   80.0 MiB in 4 × device (cudaMalloc), device 0$" "$W/segs" && ! grep -q "fake_c10_cuda.cpp" "$W/segs" &&
+  grep -A1 "80.0 MiB in 4 ×" "$W/segs" | grep -q "make_tensor (c10_prog.c:[0-9]*)$" &&
+  sed -n '/at the peak/,/allocated/p' "$W/out" | grep -q "^at the peak *80.0 MiB  keep_request (c10_prog.c:[0-9]*)$\|^ *at the peak *80.0 MiB  keep_request (c10_prog.c:[0-9]*)$" &&
+  ! sed -n '/at the peak/,/allocated/p' "$W/out" | grep -q "fake_c10_cuda.cpp"
+check "report: torch's segments made on a thread with no Python frames start at the program's call too (the allocator's frames left out, the first segment's included), and are named by the program's line"
 
 "$V" diff "$d1" "$d2" > "$W/out" 2>&1
 grep -q "^verdict: leak-suspect: .*; most at keep_request (c10_prog.c:[0-9]*) (+24.0 MiB, +8 blocks)$" "$W/out"

@@ -95,6 +95,9 @@ VT_HOT void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocat
     c->prev_outer_api = vt_tls.outer_api;
     c->prev_outer_stack = vt_tls.outer_stack;
     c->prev_seen = vt_tls.outer_seen;
+    /* Before the stack: torch's first segment makes its allocator's code known (vt_stack_allocator_code). */
+    if (allocating)
+        vt_torch_watch(api);
     if (vt_tls.outer_api) {
         /* A runtime call made inside another keeps the outer label and stack. */
         c->api = (enum vt_fn)vt_tls.outer_api;
@@ -102,8 +105,6 @@ VT_HOT void vt_call_runtime_begin(struct vt_call *c, enum vt_fn api, int allocat
     } else {
         c->stack = allocating ? vt_stack_capture() : 0;
     }
-    if (allocating)
-        vt_torch_watch(api);
     vt_tls.outer_api = (int)c->api;
     vt_tls.outer_stack = c->stack;
     vt_tls.outer_seen = 0;

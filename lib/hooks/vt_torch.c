@@ -287,6 +287,7 @@ static void vt_attach(const Dl_info *c10)
     vt_modules_code_range(c10->dli_fbase, &lo, &hi); /* its first mapping starts at its base */
     vt_c10_lo = lo;
     vt_c10_hi = hi;
+    vt_stack_allocator_code(lo, hi);
     char why[sizeof vt_why];
     vt_read_version(c10->dli_fname);
     vt_real_dlsym_resolve();

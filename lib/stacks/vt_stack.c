@@ -219,6 +219,14 @@ static int vt_own_seen = 4;
 __thread uintptr_t vt_stack_skip_lo __attribute__((tls_model("initial-exec")));
 __thread uintptr_t vt_stack_skip_hi __attribute__((tls_model("initial-exec")));
 
+static uintptr_t vt_alloc_code_lo, vt_alloc_code_hi;
+
+void vt_stack_allocator_code(uintptr_t lo, uintptr_t hi)
+{
+    __atomic_store_n(&vt_alloc_code_lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&vt_alloc_code_hi, hi, __ATOMIC_RELAXED);
+}
+
 static int vt_own_count(void *const *raw, int got)
 {
     int skip = 0;
@@ -227,10 +235,10 @@ static int vt_own_count(void *const *raw, int got)
     return skip;
 }
 
-/* After our own: the frames of the code the thread asked to leave out (vt_stack_skip_lo). */
-static int vt_skipped_count(void *const *raw, int got, int skip)
+/* After our own: the frames of the code in [lo, hi) (vt_stack_skip_lo, vt_stack_allocator_code). */
+static int vt_skipped_count(void *const *raw, int got, int skip, uintptr_t lo, uintptr_t hi)
 {
-    while (skip < got && (uintptr_t)raw[skip] >= vt_stack_skip_lo && (uintptr_t)raw[skip] < vt_stack_skip_hi)
+    while (skip < got && (uintptr_t)raw[skip] >= lo && (uintptr_t)raw[skip] < hi)
         skip++;
     return skip;
 }
@@ -252,6 +260,17 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
     }
     void *raw[VT_DEPTH_MAX + VT_OWN_FRAMES + VT_SKIP_FRAMES + 1];
     int got = 0, skip = 0;
+    uintptr_t skip_lo = vt_stack_skip_lo, skip_hi = vt_stack_skip_hi;
+    int keep_one = 0; /* the allocator's range: never every frame left out */
+    if (!skip_hi && !py && depth > 0) {
+        uintptr_t lo = __atomic_load_n(&vt_alloc_code_lo, __ATOMIC_RELAXED),
+                  hi = __atomic_load_n(&vt_alloc_code_hi, __ATOMIC_RELAXED), from = hi ? vt_program_caller() : 0;
+        if (from - lo < hi - lo) {
+            skip_lo = lo;
+            skip_hi = hi;
+            keep_one = 1;
+        }
+    }
     if (depth > 0) {
         /* Sequentially consistent, against the fork handler's store to vt_forking and its sum of these. */
         vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
@@ -262,7 +281,7 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
             vt_stripe_add(vt_unwinding, 1, __ATOMIC_SEQ_CST);
         }
         int own = __atomic_load_n(&vt_own_seen, __ATOMIC_RELAXED);
-        int extra = VT_UNLIKELY(vt_stack_skip_hi != 0) ? VT_SKIP_FRAMES : 0;
+        int extra = VT_UNLIKELY(skip_hi != 0) ? VT_SKIP_FRAMES : 0;
         for (;;) {
             got = unw_backtrace(raw, depth + own + extra);
             skip = vt_own_count(raw, got);
@@ -276,8 +295,11 @@ static __attribute__((noinline)) uint32_t vt_stack_unwound(uint32_t py, uintptr_
                 ;
         }
         vt_stripe_add(vt_unwinding, (uint64_t)-1, __ATOMIC_SEQ_CST);
-        if (extra)
-            skip = vt_skipped_count(raw, got, skip);
+        if (extra) {
+            int past = vt_skipped_count(raw, got, skip, skip_lo, skip_hi);
+            if (past < got || !keep_one)
+                skip = past;
+        }
     }
     int n = got - skip;
     if (n > depth)

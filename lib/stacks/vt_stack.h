@@ -32,6 +32,12 @@ void vt_stack_prefetch(void);
 extern __thread uintptr_t vt_stack_skip_lo __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t vt_stack_skip_hi __attribute__((tls_model("initial-exec")));
 
+/* A caching allocator's own code [lo, hi) (torch's libc10_cuda): the stack of memory it asks the driver for
+ * from a thread with no Python frames (a segment made under autograd's backward()) starts past its
+ * frames, as its blocks' do, so that it is named by the code that wanted the memory, not by the
+ * allocator's inner path (alloc_block). Python threads' stacks are named by their Python frames. */
+void vt_stack_allocator_code(uintptr_t lo, uintptr_t hi);
+
 /* The program's return address into the hook that called us (along our own frame pointers), 0 if none
  * is found among the first frames. */
 uintptr_t vt_stack_caller(void);
