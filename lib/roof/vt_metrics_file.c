@@ -2,9 +2,10 @@
  * for a signal into a memory file, and the reader's parser, model and Prometheus renderer (analyze/, built
  * into the library) turn it into the text `vramtrace report --prometheus` prints. Native frames are named
  * as the command names them, by file and line: the command's own symbolizer (libdw), built on its own
- * beside the library, is loaded on the dumper thread at the first rendering, and kept from one interval
- * to the next while the process's modules stay the same, so that libdw reads a module's symbols and lines
- * once. Where it cannot be loaded (not installed, libdw missing), frames keep the names the dump carries,
+ * beside the library, is loaded on the dumper thread at the first rendering; the names it gives are kept
+ * from one interval to the next while the process's modules stay the same, and it is opened (libdw reads
+ * the modules' symbols and lines) only in a rendering that meets an address not named yet, and closed
+ * after the next rendering that meets none. Where it cannot be loaded (not installed, libdw missing), frames keep the names the dump carries,
  * said once. That costs the dumper thread about what reading the dump costs the command (~1.4 ms at a
  * serving loop's few hundred sites, ~0.45 s and ~60 MiB at a million live allocations), once an interval,
  * outside every lock.
@@ -24,6 +25,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <uthash.h>
 
 #include "vt_config.h"
 #include "vt_dump.h"
@@ -146,36 +149,124 @@ static const struct vt_symbolizer_ops *vt_mf_load_symbolizer(void)
 }
 
 static const struct vt_symbolizer_ops *vt_mf_plug;
-static struct vt_symbolizer *vt_mf_sym; /* kept from one rendering to the next */
-static uint64_t vt_mf_sym_key;          /* the modules it was opened for */
+static struct vt_symbolizer *vt_mf_sym; /* open during a rendering that met an address not named yet */
+static uint64_t vt_mf_sym_key;          /* the modules the names below are of */
+static const struct vt_dumpfile *vt_mf_dump; /* the dump being rendered, to open the symbolizer for */
+static int vt_mf_sym_failed;                 /* it could not be opened in this rendering */
+static int vt_mf_missed;                     /* this rendering met an address not named yet */
+
+/* A module as the dump maps it: where, what file, which build. */
+static uint64_t vt_mf_module_hash(const struct vt_df_module *m)
+{
+    uint64_t h = (1469598103934665603ull ^ m->base) * 1099511628211ull;
+    h = (h ^ m->lo) * 1099511628211ull;
+    h = (h ^ m->hi) * 1099511628211ull;
+    for (const char *c = m->path; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (const char *c = m->build_id; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return h | 1; /* 0: no module */
+}
 
 static uint64_t vt_mf_modules_key(const struct vt_dumpfile *d)
 {
     uint64_t h = 1469598103934665603ull ^ d->nmodules;
-    for (size_t i = 0; i < d->nmodules; i++) {
-        const struct vt_df_module *m = &d->modules[i];
-        h = (h ^ m->base) * 1099511628211ull;
-        for (const char *c = m->path; *c; c++)
-            h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        for (const char *c = m->build_id; *c; c++)
-            h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    }
+    for (size_t i = 0; i < d->nmodules; i++)
+        h = (h ^ vt_mf_module_hash(&d->modules[i])) * 1099511628211ull;
     return h;
 }
 
-/* The model opens a symbolizer for each dump and closes it after: here the one kept is handed out again
- * while the modules are the same. */
+static int vt_mf_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The symbolizer's answer for each address met, kept from one rendering to the next while the modules
+ * are the same. The symbolizer itself is opened only in a rendering that meets an address not named
+ * yet, and closed at the end of the first rendering after it that met none: open, it holds each module's
+ * symbol table and names (libelf's mapping of the file, the index), which in a PyTorch process was
+ * +90 MiB of resident memory (docs/validation.md). A serving process's sites come again and again, so
+ * its symbolizer is closed after its first few renderings; one whose stacks keep changing keeps it open
+ * (reading the tables again at every rendering would cost more than holding them). */
+struct vt_mf_name {
+    uint64_t pc;
+    uint64_t module; /* vt_mf_module_hash of the module it lies in; 0: none */
+    char *frames;    /* NULL: the symbolizer has no name for it */
+    UT_hash_handle hh;
+};
+static struct vt_mf_name *vt_mf_names;
+static unsigned vt_mf_nnames;
+#define VT_MF_NAMES_MAX 100000 /* past this, forgotten at the next rendering and asked again */
+
+static void vt_mf_names_clear(void)
+{
+    struct vt_mf_name *n, *tmp;
+    HASH_ITER(hh, vt_mf_names, n, tmp) {
+        HASH_DEL(vt_mf_names, n);
+        free(n->frames);
+        free(n);
+    }
+    vt_mf_nnames = 0;
+}
+
+/* The modules changed (one loaded, one unloaded): the names of addresses in a module that is gone, or
+ * in none, are forgotten (an address there may now be other code); the rest are still right. */
+static void vt_mf_names_prune(const struct vt_dumpfile *d)
+{
+    uint64_t *have = d->nmodules ? malloc(d->nmodules * sizeof *have) : NULL;
+    if (d->nmodules && !have) {
+        vt_mf_names_clear();
+        return;
+    }
+    for (size_t i = 0; i < d->nmodules; i++)
+        have[i] = vt_mf_module_hash(&d->modules[i]);
+    qsort(have, d->nmodules, sizeof *have, vt_mf_u64_cmp);
+    struct vt_mf_name *n, *tmp;
+    HASH_ITER(hh, vt_mf_names, n, tmp) {
+        if (n->module && have && bsearch(&n->module, have, d->nmodules, sizeof *have, vt_mf_u64_cmp))
+            continue;
+        HASH_DEL(vt_mf_names, n);
+        free(n->frames);
+        free(n);
+        vt_mf_nnames--;
+    }
+    free(have);
+}
+
+/* The module of the dump being rendered that holds pc, as vt_mf_module_hash; 0: none. */
+static uint64_t vt_mf_module_of(uint64_t pc)
+{
+    for (size_t i = 0; vt_mf_dump && i < vt_mf_dump->nmodules; i++) {
+        const struct vt_df_module *m = &vt_mf_dump->modules[i];
+        if (pc >= m->lo && pc < m->hi)
+            return vt_mf_module_hash(m);
+    }
+    return 0;
+}
+
+/* A token the model holds while it renders: the real symbolizer is opened behind it when needed. */
+static char vt_mf_token;
+
+/* The model opens a symbolizer for each dump and closes it after: here it gets the token; when the
+ * modules changed, the names of those gone are dropped and a symbolizer opened for them closed. */
 static struct vt_symbolizer *vt_mf_sym_open(const struct vt_dumpfile *d)
 {
+    /* Never during a rendering: the model holds the names it was given until it closes. */
     uint64_t key = vt_mf_modules_key(d);
-    if (vt_mf_sym && key == vt_mf_sym_key)
-        return vt_mf_sym;
-    if (vt_mf_sym)
+    if (vt_mf_nnames >= VT_MF_NAMES_MAX)
+        vt_mf_names_clear();
+    else if (key != vt_mf_sym_key)
+        vt_mf_names_prune(d);
+    if (key != vt_mf_sym_key && vt_mf_sym) { /* opened for other modules */
         vt_mf_plug->close(vt_mf_sym);
-    vt_mf_sym = vt_mf_plug->open(d);
+        vt_mf_sym = NULL;
+    }
     vt_mf_sym_key = key;
-    vt_post_progress();
-    return vt_mf_sym;
+    vt_mf_dump = d;
+    vt_mf_sym_failed = 0;
+    vt_mf_missed = 0;
+    return (struct vt_symbolizer *)&vt_mf_token;
 }
 
 /* Each address a step forward: a rendering that reads many modules' symbols is slow, not stuck, to an
@@ -183,13 +274,49 @@ static struct vt_symbolizer *vt_mf_sym_open(const struct vt_dumpfile *d)
  * removed: the rest of its frames keep the dump's names, and the exit dump waits no longer for them. */
 static const char *vt_mf_sym_frames(struct vt_symbolizer *s, uint64_t pc)
 {
+    (void)s;
+    struct vt_mf_name *n;
+    HASH_FIND(hh, vt_mf_names, &pc, sizeof pc, n);
+    if (n)
+        return n->frames;
     vt_post_progress();
-    return vt_dumper_exiting() ? NULL : vt_mf_plug->frames(s, pc);
+    vt_mf_missed = 1;
+    if (vt_dumper_exiting() || vt_mf_sym_failed)
+        return NULL;
+    if (!vt_mf_sym) {
+        vt_mf_sym = vt_mf_plug->open(vt_mf_dump);
+        vt_post_progress();
+        if (!vt_mf_sym) {
+            vt_mf_sym_failed = 1;
+            return NULL;
+        }
+    }
+    const char *f = vt_mf_plug->frames(vt_mf_sym, pc);
+    if (vt_dumper_exiting())
+        return f; /* perhaps cut short: not kept */
+    n = vt_mf_nnames < VT_MF_NAMES_MAX ? malloc(sizeof *n) : NULL;
+    char *copy = f ? strdup(f) : NULL;
+    if (!n || (f && !copy)) {
+        free(n);
+        free(copy);
+        return f; /* valid until the close below */
+    }
+    n->pc = pc;
+    n->module = vt_mf_module_of(pc);
+    n->frames = copy;
+    HASH_ADD(hh, vt_mf_names, pc, sizeof n->pc, n);
+    vt_mf_nnames++;
+    return copy;
 }
 
 static void vt_mf_sym_close(struct vt_symbolizer *s)
 {
-    (void)s; /* kept for the next interval */
+    (void)s;
+    if (vt_mf_sym && !vt_mf_missed) {
+        vt_mf_plug->close(vt_mf_sym);
+        vt_mf_sym = NULL;
+    }
+    vt_mf_dump = NULL;
 }
 
 static const struct vt_symbolizer_ops vt_mf_kept = {vt_mf_sym_open, vt_mf_sym_frames, vt_mf_sym_close};
