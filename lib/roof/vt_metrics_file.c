@@ -5,10 +5,10 @@
  * beside the library, is loaded on the dumper thread at the first rendering; the names it gives are kept
  * from one interval to the next while the process's modules stay the same, and it is opened (libdw reads
  * the modules' symbols and lines) only in a rendering that meets an address not named yet, and closed
- * after the next rendering that meets none. Where it cannot be loaded (not installed, libdw missing), frames keep the names the dump carries,
- * said once. That costs the dumper thread about what reading the dump costs the command (~1.4 ms at a
- * serving loop's few hundred sites, ~0.45 s and ~60 MiB at a million live allocations), once an interval,
- * outside every lock.
+ * after the next rendering that meets none. Where it cannot be loaded (not installed, libdw missing),
+ * frames keep the names the dump carries, said once. That costs the dumper thread about what reading the
+ * dump costs the command (~1.4 ms at a serving loop's few hundred sites, ~0.45 s and ~60 MiB at a million
+ * live allocations), once an interval, outside every lock.
  *
  * One file, one process: "%p" in the name becomes the pid, so that each process of a job (which inherit
  * the setting) keeps its own. The file is created (O_EXCL) before anything is written to it, and that is
@@ -149,7 +149,7 @@ static const struct vt_symbolizer_ops *vt_mf_load_symbolizer(void)
 }
 
 static const struct vt_symbolizer_ops *vt_mf_plug;
-static struct vt_symbolizer *vt_mf_sym; /* open during a rendering that met an address not named yet */
+static struct vt_symbolizer *vt_mf_sym; /* opened at an address not named yet, until a rendering needs none */
 static uint64_t vt_mf_sym_key;          /* the modules the names below are of */
 static const struct vt_dumpfile *vt_mf_dump; /* the dump being rendered, to open the symbolizer for */
 static int vt_mf_sym_failed;                 /* it could not be opened in this rendering */
