@@ -120,29 +120,49 @@ static uint32_t vt_shared(const struct vt_site *a, const struct vt_site *b, int 
     return d - 1;
 }
 
+/* Whether a frame beside the name can tell a site apart: one with a source line, or a C++ function (its
+ * name has its parameters); not an address alone ("module.so+0x3d6aa"), nor a name the dump recorded with
+ * no line that may be a module's as well ("prog+0x1f"). */
+static int vt_telling(const char *frame)
+{
+    struct vt_frame_parts p;
+    vt_frame_parts(frame, &p);
+    return p.file || (memmem(frame, p.name_len, "+0x", 3) == NULL && frame[0] != '0') || memchr(frame, '(', p.name_len);
+}
+
 /* One pass of vt_labels_via: sorted by the frames on one side of the name, each site of a shared name
- * that has no label yet parts from the one nearest it (a neighbour: the one it shares most with) at the
- * frame after those they share; no such frame on this side (or only an address), no label from this
- * pass. */
+ * that has no label yet parts from the nearest other stack (a neighbour, the one it shares most with) at
+ * the frame after those they share, or the first one after it that can tell it apart (vt_telling). Sites
+ * alike on that side lie together -- one line's site in several dumps, which must not count as each
+ * other's neighbour, or no frame would part them -- and take the same label. No such frame on this side,
+ * no label from this pass. */
 static int vt_labels_side(struct vt_site **ix, size_t m, int out)
 {
     int r = 0;
     qsort(ix, m, sizeof *ix, out ? vt_by_outside : vt_by_inside);
-    for (size_t k = 0; k < m; k++) {
+    for (size_t k = 0, e; k < m; k = e) {
+        for (e = k + 1; e < m && vt_beside_cmp(ix[k], ix[e], out) == 0;)
+            e++;
         const struct vt_site *prev = k && vt_same_group(ix[k - 1], ix[k]) ? ix[k - 1] : NULL;
-        const struct vt_site *next = k + 1 < m && vt_same_group(ix[k + 1], ix[k]) ? ix[k + 1] : NULL;
-        if ((!prev && !next) || ix[k]->label)
+        const struct vt_site *next = e < m && vt_same_group(ix[e], ix[k]) ? ix[e] : NULL;
+        if (!prev && !next)
             continue;
         uint32_t a = prev ? vt_shared(ix[k], prev, out) : 0, b = next ? vt_shared(ix[k], next, out) : 0;
-        const char *part = vt_beside(ix[k], (a > b ? a : b) + 1, out), *name = vt_frame_named(ix[k]);
-        if (!part || strstr(part, "+0x"))
-            continue; /* none, or a native frame with no line: no better said than the name alone */
+        const char *part = NULL, *name = vt_frame_named(ix[k]);
+        for (uint32_t d = (a > b ? a : b) + 1; (part = vt_beside(ix[k], d, out)) && !vt_telling(part); d++)
+            ;
+        if (!part)
+            continue; /* none, or native addresses alone: no better said than the name alone */
         size_t len = strlen(part) + strlen(name) + 6;
-        if (!(ix[k]->label = malloc(len))) {
-            r = -1;
-            continue;
+        for (size_t j = k; j < e; j++) {
+            if (ix[j]->label)
+                continue;
+            if (!(ix[j]->label = malloc(len))) {
+                r = -1;
+                continue;
+            }
+            snprintf(ix[j]->label, len, "%s via %s", out ? name : part, out ? part : name);
         }
-        snprintf(ix[k]->label, len, "%s via %s", out ? name : part, out ? part : name);
     }
     return r;
 }

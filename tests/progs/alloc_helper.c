@@ -1,7 +1,10 @@
-/* For tests/t_labels.c: a server whose every allocation goes through one wrapper, my_cuda_malloc(), as
+/* For tests/t_labels.sh: a server whose every allocation goes through one wrapper, my_cuda_malloc(), as
  * many C programs do. A bounded cache (cache_fill) and a leak (audit_request) both call it. Takes three dumps
  * through the public API between rounds of requests and prints their paths. Built -O0, as a debug build:
- * every function keeps its frame. */
+ * every function keeps its frame.
+ *   alloc_helper [chain]   chain: both call new_buffer(), which alone calls the wrapper, as torch's operators
+ *                          reach empty_generic() through empty_cuda(): the first two frames agree, and the
+ *                          stacks part only at the third */
 #include <cuda.h>
 #include <stdio.h>
 
@@ -9,7 +12,7 @@
 #pragma weak vramtrace_dump
 
 static CUdeviceptr cache[4], audit[64];
-static int naudit;
+static int naudit, chain;
 
 __attribute__((noinline)) static CUdeviceptr my_cuda_malloc(size_t n)
 {
@@ -19,19 +22,26 @@ __attribute__((noinline)) static CUdeviceptr my_cuda_malloc(size_t n)
     return p;
 }
 
+/* The one caller of the wrapper in chain mode. */
+__attribute__((noinline)) static CUdeviceptr new_buffer(size_t n)
+{
+    CUdeviceptr p = my_cuda_malloc(n);
+    return p;
+}
+
 /* At most four entries, each replaced: bounded. */
 __attribute__((noinline)) static void cache_fill(int i)
 {
     if (cache[i % 4])
         cuMemFree(cache[i % 4]);
-    cache[i % 4] = my_cuda_malloc(2 << 20);
+    cache[i % 4] = chain ? new_buffer(2 << 20) : my_cuda_malloc(2 << 20);
 }
 
 /* Every request's record kept: the leak. */
 __attribute__((noinline)) static void audit_request(void)
 {
     if (naudit < 64)
-        audit[naudit++] = my_cuda_malloc(1 << 20);
+        audit[naudit++] = chain ? new_buffer(1 << 20) : my_cuda_malloc(1 << 20);
 }
 
 /* A round of requests: one call site for all of them, so that each dump sees the same sites. */
@@ -51,8 +61,9 @@ static void dump(int i)
     fflush(stdout);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    chain = argc > 1 && argv[1][0] == 'c';
     CUcontext c;
     if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c))
         return 1;
