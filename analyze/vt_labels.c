@@ -120,19 +120,24 @@ static uint32_t vt_shared(const struct vt_site *a, const struct vt_site *b, int 
     return d - 1;
 }
 
-/* Whether a frame beside the name can tell a site apart: one with a source line, or a C++ function (its
- * name has its parameters); not an address alone ("module.so+0x3d6aa"), nor a name the dump recorded with
- * no line that may be a module's as well ("prog+0x1f"). */
-static int vt_telling(const char *frame)
+/* Whether a frame beside the name can tell a site apart. Inside it (toward the allocation) only a frame
+ * with a source line does: a Python line's sites that part at the C++ operators below it (two operators
+ * of one line) keep the line's name, which is what the program's author reads and changes. Outside it,
+ * a C++ function does too (its name has its parameters), as do names with no offset: torch's segments
+ * made on autograd's thread have no line at all. Never an address alone ("module.so+0x3d6aa"), nor a
+ * name the dump recorded with an offset and no parameters, which may be a module's ("prog+0x1f"). */
+static int vt_telling(const char *frame, int out)
 {
     struct vt_frame_parts p;
     vt_frame_parts(frame, &p);
-    return p.file || (memmem(frame, p.name_len, "+0x", 3) == NULL && frame[0] != '0') || memchr(frame, '(', p.name_len);
+    if (p.file || !out)
+        return p.file != NULL;
+    return (memmem(frame, p.name_len, "+0x", 3) == NULL && frame[0] != '0') || memchr(frame, '(', p.name_len);
 }
 
 /* One pass of vt_labels_via: sorted by the frames on one side of the name, each site of a shared name
  * that has no label yet parts from the nearest other stack (a neighbour, the one it shares most with) at
- * the frame after those they share, or the first one after it that can tell it apart (vt_telling). Sites
+ * the frame after those they share, or the first one past it that can tell it apart (vt_telling). Sites
  * alike on that side lie together -- one line's site in several dumps, which must not count as each
  * other's neighbour, or no frame would part them -- and take the same label. No such frame on this side,
  * no label from this pass. */
@@ -149,7 +154,7 @@ static int vt_labels_side(struct vt_site **ix, size_t m, int out)
             continue;
         uint32_t a = prev ? vt_shared(ix[k], prev, out) : 0, b = next ? vt_shared(ix[k], next, out) : 0;
         const char *part = NULL, *name = vt_frame_named(ix[k]);
-        for (uint32_t d = (a > b ? a : b) + 1; (part = vt_beside(ix[k], d, out)) && !vt_telling(part); d++)
+        for (uint32_t d = (a > b ? a : b) + 1; (part = vt_beside(ix[k], d, out)) && !vt_telling(part, out); d++)
             ;
         if (!part)
             continue; /* none, or native addresses alone: no better said than the name alone */
