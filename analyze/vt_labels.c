@@ -124,15 +124,17 @@ static uint32_t vt_shared(const struct vt_site *a, const struct vt_site *b, int 
  * with a source line does: a Python line's sites that part at the C++ operators below it (two operators
  * of one line) keep the line's name, which is what the program's author reads and changes. Outside it,
  * a C++ function does too (its name has its parameters), as do names with no offset: torch's segments
- * made on autograd's thread have no line at all. Never an address alone ("module.so+0x3d6aa"), nor a
- * name the dump recorded with an offset and no parameters, which may be a module's ("prog+0x1f"). */
+ * made on autograd's thread have no line at all. Never an address alone ("module.so+0x3d6aa", "0x7f3a..."),
+ * nor a name the dump recorded with an offset and no parameters, which may be a module's ("prog+0x1f"). */
 static int vt_telling(const char *frame, int out)
 {
     struct vt_frame_parts p;
     vt_frame_parts(frame, &p);
     if (p.file || !out)
         return p.file != NULL;
-    return (memmem(frame, p.name_len, "+0x", 3) == NULL && frame[0] != '0') || memchr(frame, '(', p.name_len);
+    if (frame[0] == '0' || frame[0] == '(') /* "0x7f3a...", no module; "(code unloaded since)" */
+        return 0;
+    return memmem(frame, p.name_len, "+0x", 3) == NULL || memchr(frame, '(', p.name_len);
 }
 
 /* One pass of vt_labels_via: sorted by the frames on one side of the name, each site of a shared name
