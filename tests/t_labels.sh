@@ -2,14 +2,22 @@
 # TAP: the leaking line named past an allocation helper (analyze/vt_labels.h). A C server allocates only
 # through my_cuda_malloc(); a bounded cache and a leak both call it. Every output that names a site
 # names audit_request's line, the leak, not the wrapper both go through: diff's and trend's verdicts, the
-# Prometheus labels (the cache keeps its own name apart) and the HTML page.
+# Prometheus labels (the cache keeps its own name apart) and the HTML page. Then the same server with one
+# more helper that alone calls the wrapper (the first frames agree; the stacks part at the third), and two
+# dumps of PyTorch training on an H100 whose segments, made on autograd's thread, all start in
+# empty_generic() and part further out.
 . "$(dirname "$0")/tap.sh"
 echo "1..12"
 
-(cd "$W" && VRAMTRACE_DIR=$W LD_PRELOAD=$B/libvramtrace.so "$B/tests/alloc_helper") > "$W/run" 2>&1
-d1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/run")
-d2=$(awk '$1 == "dump" && $2 == 2 { print $3 }' "$W/run")
-d3=$(awk '$1 == "dump" && $2 == 3 { print $3 }' "$W/run")
+# The server under the library (alloc_helper's arguments): its three dumps in d1, d2, d3.
+serve() {
+  (cd "$W" && rm -f vramtrace.*.dump && VRAMTRACE_DIR=$W LD_PRELOAD=$B/libvramtrace.so "$B/tests/alloc_helper" "$@") > "$W/run" 2>&1
+  d1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/run")
+  d2=$(awk '$1 == "dump" && $2 == 2 { print $3 }' "$W/run")
+  d3=$(awk '$1 == "dump" && $2 == 3 { print $3 }' "$W/run")
+}
+
+serve
 cp "$W/run" "$W/out"
 [ -f "$d1" ] && [ -f "$d2" ] && [ -f "$d3" ]
 check "the server ran under the library and took three dumps"
@@ -49,19 +57,16 @@ check "VRAMTRACE_ALLOC_FNS with a control character: said, ignored, the report a
 
 # chain: audit_request and cache_fill both reach the wrapper through new_buffer(). The line that parts them
 # is named in every dump of a diff, though each site is there twice (once in each dump, frames alike).
-(cd "$W" && rm -f vramtrace.*.dump && VRAMTRACE_DIR=$W LD_PRELOAD=$B/libvramtrace.so "$B/tests/alloc_helper" chain) > "$W/run" 2>&1
-c1=$(awk '$1 == "dump" && $2 == 1 { print $3 }' "$W/run")
-c2=$(awk '$1 == "dump" && $2 == 2 { print $3 }' "$W/run")
-c3=$(awk '$1 == "dump" && $2 == 3 { print $3 }' "$W/run")
-"$V" diff "$c1" "$c2" > "$W/out" 2>&1
+serve chain
+"$V" diff "$d1" "$d2" > "$W/out" 2>&1
 grep -q "^verdict: leak-suspect: .*; most at my_cuda_malloc (alloc_helper.c:[0-9]*) via audit_request (alloc_helper.c:[0-9]*) (+8.0 MiB, +8 blocks)" "$W/out"
 check "chain: diff's verdict names audit_request's line, where the stacks part"
 
-"$V" trend "$c1" "$c2" "$c3" > "$W/out" 2>&1
+"$V" trend "$d1" "$d2" "$d3" > "$W/out" 2>&1
 grep -q "^verdict: leak-suspect: .* at my_cuda_malloc (alloc_helper.c:[0-9]*) via audit_request (alloc_helper.c:[0-9]*)" "$W/out"
 check "chain: trend's verdict the same"
 
-"$V" report --prometheus "$c3" > "$W/out" 2>&1
+"$V" report --prometheus "$d3" > "$W/out" 2>&1
 grep -q 'site="my_cuda_malloc (alloc_helper.c:[0-9]*) via audit_request (alloc_helper.c:[0-9]*)".*} 25165824$' "$W/out" &&
   grep -q 'site="my_cuda_malloc (alloc_helper.c:[0-9]*) via cache_fill (alloc_helper.c:[0-9]*)".*} 8388608$' "$W/out"
 check "chain: Prometheus keeps the leak and the cache apart"
