@@ -493,6 +493,8 @@ static int vt_df_header(struct vt_df_parser *p, struct vt_dumpfile *d, const cha
     return 0;
 }
 
+_Static_assert(sizeof(struct vt_df_alloc) == 56 || sizeof(void *) != 8, "an entry stays 56 bytes (vt_dumpfile.h)");
+
 /* An `alloc` record: most of a large dump's lines, so read before the other records are tried. */
 static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, struct vt_df_caps *cap)
 {
@@ -501,11 +503,11 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
     VT_DF_GROW(d->allocs, d->nallocs, cap->allocs);
     struct vt_df_alloc *v = &d->allocs[d->nallocs];
     uint64_t unused;
-    int kind;
+    int kind, device;
     if (vt_df_nfields(p, VT_F_ALLOC_NF) < 0 || vt_df_u64(p, VT_F_ALLOC_ADDR, &v->addr, 0) < 0 ||
         vt_df_size(p, VT_F_ALLOC_SIZE, &v->size) < 0 || vt_df_kind_field(p, VT_F_ALLOC_KIND, 0, &kind) < 0 ||
         vt_df_name(p, d, VT_F_ALLOC_API, VT_DF_API_LEN, &v->api) < 0 ||
-        vt_df_int(p, VT_F_ALLOC_DEV, &v->device, -1, 1023) < 0 || vt_df_u64(p, VT_F_ALLOC_STREAM, &unused, 0) < 0 ||
+        vt_df_int(p, VT_F_ALLOC_DEV, &device, -1, 1023) < 0 || vt_df_u64(p, VT_F_ALLOC_STREAM, &unused, 0) < 0 ||
         vt_df_u64(p, VT_F_ALLOC_POOL, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_HANDLE, &v->handle, 0) < 0 ||
         vt_df_u64(p, VT_F_ALLOC_OFFSET, &unused, 0) < 0 || vt_df_u32(p, VT_F_ALLOC_STACK, &v->stack) < 0 ||
         vt_df_u64(p, VT_F_ALLOC_SEQ, &unused, 0) < 0 || vt_df_u64(p, VT_F_ALLOC_TIME, &v->time_ns, 0) < 0 ||
@@ -513,7 +515,8 @@ static int vt_df_alloc_record(struct vt_df_parser *p, struct vt_dumpfile *d, str
         return -1;
     if (kind < 0)
         return vt_df_fail(p, "unknown allocation kind '%s'", p->field[VT_F_ALLOC_KIND]);
-    v->kind = (enum vt_kind)kind;
+    v->kind = (uint8_t)kind;
+    v->device = (int16_t)device;
     v->line = p->line < UINT32_MAX ? (uint32_t)p->line : UINT32_MAX;
     d->nallocs++;
     return 0;

@@ -90,17 +90,20 @@ struct vt_df_frame {
 /* The entries of a large dump are most of the reader's memory, so an entry keeps what the reports use:
  * not its stream, offset, sequence number or time (checked as they are read), and its kind and API name
  * are the dump's own copies, one per distinct name (a dump of a million entries has a few dozen). */
-/* 56 bytes: a large dump holds millions. The line's pool field is checked, not kept: no report reads it. */
+/* 56 bytes: a large dump holds millions (8 more a million entries is 8 MB more in every report, and
+ * trend holds two dumps' at once). The line's pool field is checked, not kept: no report reads it. */
 struct vt_df_alloc {
     uint32_t line; /* where it is in the file (UINT32_MAX: past it) */
     uint32_t stack;
-    int device, tid;
+    int tid;
+    int16_t device; /* -1 .. 1023 */
+    uint8_t kind;   /* enum vt_kind (common/vt_format.h), its word at most VT_DF_KIND_LEN - 1 characters */
     uint64_t addr, size;
     uint64_t time_ns; /* when it was made, CLOCK_MONOTONIC nanoseconds */
-    uint64_t handle; /* a VMM mapping's physical handle */
-    enum vt_kind kind; /* its word at most VT_DF_KIND_LEN - 1 characters (common/vt_format.h) */
+    uint64_t handle;  /* a VMM mapping's physical handle */
     const char *api;  /* at most VT_DF_API_LEN - 1 */
 };
+_Static_assert(VT_KIND_COUNT <= 255, "struct vt_df_alloc keeps a kind in 8 bits");
 
 struct vt_df_phys {
     unsigned long line;

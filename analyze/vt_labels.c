@@ -120,21 +120,30 @@ static uint32_t vt_shared(const struct vt_site *a, const struct vt_site *b, int 
     return d - 1;
 }
 
-/* Whether a frame beside the name can tell a site apart. Inside it (toward the allocation) only a frame
- * with a source line does: a Python line's sites that part at the C++ operators below it (two operators
- * of one line) keep the line's name, which is what the program's author reads and changes. Outside it,
- * a C++ function does too (its name has its parameters), as do names with no offset: torch's segments
- * made on autograd's thread have no line at all. Never an address alone ("module.so+0x3d6aa", "0x7f3a..."),
- * nor a name the dump recorded with an offset and no parameters, which may be a module's ("prog+0x1f"). */
-static int vt_telling(const char *frame, int out)
+/* Whether a frame beside the name can tell a site apart. Inside a name that has a line (toward the
+ * allocation), only a frame with a line does: a Python line's sites that part at the C++ operators below
+ * it (two operators of one line) keep the line's name, which is what the program's author reads and
+ * changes. Elsewhere a C++ function does too (its name has its parameters), as does a name with no
+ * offset: torch's segments made on autograd's thread have no line at all. Never an address alone
+ * ("module.so+0x3d6aa", "0x7f3a..."), nor a name the dump recorded with an offset and no parameters, which
+ * may be a module's ("prog+0x1f"). */
+static int vt_telling(const char *frame, int lines_only)
 {
     struct vt_frame_parts p;
     vt_frame_parts(frame, &p);
-    if (p.file || !out)
+    if (p.file || lines_only)
         return p.file != NULL;
     if (frame[0] == '0' || frame[0] == '(') /* "0x7f3a...", no module; "(code unloaded since)" */
         return 0;
     return memmem(frame, p.name_len, "+0x", 3) == NULL || memchr(frame, '(', p.name_len);
+}
+
+/* Whether a frame has a source line. */
+static int vt_has_line(const char *frame)
+{
+    struct vt_frame_parts p;
+    vt_frame_parts(frame, &p);
+    return p.file != NULL;
 }
 
 /* One pass of vt_labels_via: sorted by the frames on one side of the name, each site of a shared name
@@ -156,7 +165,8 @@ static int vt_labels_side(struct vt_site **ix, size_t m, int out)
             continue;
         uint32_t a = prev ? vt_shared(ix[k], prev, out) : 0, b = next ? vt_shared(ix[k], next, out) : 0;
         const char *part = NULL, *name = vt_frame_named(ix[k]);
-        for (uint32_t d = (a > b ? a : b) + 1; (part = vt_beside(ix[k], d, out)) && !vt_telling(part, out); d++)
+        int lines_only = !out && vt_has_line(name);
+        for (uint32_t d = (a > b ? a : b) + 1; (part = vt_beside(ix[k], d, out)) && !vt_telling(part, lines_only); d++)
             ;
         if (!part)
             continue; /* none, or native addresses alone: no better said than the name alone */

@@ -10,9 +10,9 @@
  * further out. Sites still named alike whose frames part inside the name (two lines of one function,
  * called from the line that names them) are named with the frame where they part too: "step (train.py:91)
  * via <module> (train.py:97)"; where no frame inside tells them, one outside does ("NAME via OUTER").
- * Inside, only a frame with a line tells (two C++ operators under one Python line keep the line's name);
- * outside, a C++ function does too, past addresses with no symbol (torch's segments made on autograd's
- * thread, whose frames have no line). A line's site in several dumps is not parted from itself. Where
+ * Inside a name that has a line, only a frame with a line tells (two C++ operators under one Python line
+ * keep the line's name); elsewhere a C++ function or a symbol does too, past addresses with no symbol
+ * (torch's segments made on autograd's thread, whose frames have no line). A line's site in several dumps is not parted from itself. Where
  * nothing tells them apart, they keep the name alone: one series in Prometheus, summed. */
 #ifndef VT_LABELS_H
 #define VT_LABELS_H
