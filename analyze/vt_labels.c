@@ -166,8 +166,9 @@ static int vt_labels_side(struct vt_site **ix, size_t m, int out)
         uint32_t a = prev ? vt_shared(ix[k], prev, out) : 0, b = next ? vt_shared(ix[k], next, out) : 0;
         const char *part = NULL, *name = vt_frame_named(ix[k]);
         int lines_only = !out && vt_has_line(name);
-        for (uint32_t d = (a > b ? a : b) + 1; (part = vt_beside(ix[k], d, out)) && !vt_telling(part, lines_only); d++)
-            ;
+        uint32_t d = (a > b ? a : b) + 1;
+        while ((part = vt_beside(ix[k], d, out)) && !vt_telling(part, lines_only))
+            d++;
         if (!part)
             continue; /* none, or native addresses alone: no better said than the name alone */
         size_t len = strlen(part) + strlen(name) + 6;

@@ -12,8 +12,9 @@
  * via <module> (train.py:97)"; where no frame inside tells them, one outside does ("NAME via OUTER").
  * Inside a name that has a line, only a frame with a line tells (two C++ operators under one Python line
  * keep the line's name); elsewhere a C++ function or a symbol does too, past addresses with no symbol
- * (torch's segments made on autograd's thread, whose frames have no line). A line's site in several dumps is not parted from itself. Where
- * nothing tells them apart, they keep the name alone: one series in Prometheus, summed. */
+ * (torch's segments made on autograd's thread, whose frames have no line). A line's site in several
+ * dumps is not parted from itself. Where nothing tells them apart, they keep the name alone: one series
+ * in Prometheus, summed. */
 #ifndef VT_LABELS_H
 #define VT_LABELS_H
 

@@ -54,7 +54,6 @@ VRAMTRACE_ALLOC_FNS="$(printf 'a\tb')" "$V" report "$d3" > "$W/got" 2> "$W/out"
   grep -q "audit_request (alloc_helper.c:" "$W/got"
 check "VRAMTRACE_ALLOC_FNS with a control character: said, ignored, the report as without it"
 
-
 # chain: audit_request and cache_fill both reach the wrapper through new_buffer(). The line that parts them
 # is named in every dump of a diff, though each site is there twice (once in each dump, frames alike).
 serve chain
